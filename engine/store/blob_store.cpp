@@ -1,0 +1,30 @@
+#include "engine/store/blob_store.hpp"
+
+namespace reprise::engine {
+
+Result<BlobInfo> BlobStore::put(std::string_view bytes) {
+  Result<std::unique_ptr<BlobWriter>> writer = begin_put();
+  if (!writer) return writer.status();
+  REPRISE_RETURN_IF_ERROR((*writer)->write(bytes));
+  return (*writer)->finish();
+}
+
+Result<std::string> BlobStore::get(const history::Sha256Digest& sha256, int64_t max_bytes) {
+  Result<std::unique_ptr<BlobReader>> reader = open(sha256);
+  if (!reader) return reader.status();
+  if ((*reader)->size() > max_bytes) {
+    return Status::resource_exhausted("blob " + history::to_hex(sha256) + " has " + std::to_string((*reader)->size()) +
+                                      " bytes, more than the " + std::to_string(max_bytes) + " asked for");
+  }
+  std::string out;
+  out.reserve(static_cast<size_t>((*reader)->size()));
+  while (true) {
+    Result<std::string> chunk = (*reader)->next_chunk();
+    if (!chunk) return chunk.status();
+    if (chunk->empty()) break;
+    out += *chunk;
+  }
+  return out;
+}
+
+}  // namespace reprise::engine

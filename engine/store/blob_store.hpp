@@ -1,0 +1,69 @@
+// BlobStore: content-addressed storage for claim-check payloads.
+//
+// Blobs are named by the SHA-256 of their bytes, so storing the same bytes
+// twice keeps one copy. Writing and reading both stream in chunks: a 100 MB
+// blob never has to be in memory at once. A blob lives while an execution
+// references it (BlobReference, written in the same transition as the history
+// that mentions it); collect_garbage() removes blobs that nothing references
+// and that are older than a grace period, which covers the window between
+// uploading a blob and committing the transition that references it.
+//
+// Thread safety: BlobStore methods may be called from any thread. A
+// BlobWriter or BlobReader belongs to one thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "history/sha256.hpp"
+#include "history/status.hpp"
+
+namespace reprise::engine {
+
+struct BlobInfo {
+  history::Sha256Digest sha256{};
+  int64_t size = 0;
+  bool deduplicated = false;  // the bytes were already stored
+};
+
+class BlobWriter {
+ public:
+  virtual ~BlobWriter() = default;  // an unfinished upload is discarded
+  virtual Status write(std::string_view bytes) = 0;
+  // Publishes the blob under its hash; the writer is done afterwards.
+  virtual Result<BlobInfo> finish() = 0;
+};
+
+class BlobReader {
+ public:
+  virtual ~BlobReader() = default;
+  virtual int64_t size() const = 0;
+  // The next chunk; empty at the end.
+  virtual Result<std::string> next_chunk() = 0;
+};
+
+struct GcStats {
+  int64_t blobs_deleted = 0;
+  int64_t bytes_freed = 0;
+  int64_t uploads_abandoned = 0;  // unfinished uploads removed
+};
+
+class BlobStore {
+ public:
+  virtual ~BlobStore() = default;
+
+  virtual Result<std::unique_ptr<BlobWriter>> begin_put() = 0;
+  virtual Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256) = 0;
+  virtual Result<BlobInfo> stat(const history::Sha256Digest& sha256) = 0;
+  virtual Result<GcStats> collect_garbage(std::chrono::nanoseconds grace) = 0;
+
+  // Whole-value conveniences over the streaming calls.
+  Result<BlobInfo> put(std::string_view bytes);
+  // NOT_FOUND if absent; RESOURCE_EXHAUSTED if larger than max_bytes.
+  Result<std::string> get(const history::Sha256Digest& sha256, int64_t max_bytes);
+};
+
+}  // namespace reprise::engine

@@ -1,0 +1,219 @@
+#include "engine/store/sqlite_blob_store.hpp"
+
+namespace reprise::engine {
+
+using history::Sha256;
+using history::Sha256Digest;
+
+template <typename Fn>
+Status SqliteBlobStore::in_transaction(Fn&& fn) {
+  std::lock_guard lock(write_mu_);
+  REPRISE_RETURN_IF_ERROR(writer_->exec("BEGIN IMMEDIATE"));
+  Status s = fn(*writer_);
+  if (s.is_ok()) s = writer_->exec("COMMIT");
+  if (!s.is_ok() && writer_->in_transaction()) (void)writer_->exec("ROLLBACK");
+  return s;
+}
+
+namespace {
+Status abandoned() { return Status::aborted("blob upload was collected as abandoned before it finished"); }
+}  // namespace
+
+class SqliteBlobWriter final : public BlobWriter {
+ public:
+  explicit SqliteBlobWriter(SqliteBlobStore& store) : store_(store) {}
+
+  ~SqliteBlobWriter() override {
+    if (blob_id_ == 0 || finished_) return;
+    // Best effort: a leftover upload is also collected as abandoned later.
+    (void)store_.in_transaction([this](SqliteDb& db) {
+      Result<Statement> s = db.prepare("DELETE FROM blobs WHERE blob_id = ?1 AND complete = 0");
+      if (!s) return s.status();
+      return s->bind(1, blob_id_).run();
+    });
+  }
+
+  Status write(std::string_view bytes) override {
+    if (finished_) return Status::failed_precondition("blob upload already finished");
+    if (size_ + static_cast<int64_t>(bytes.size()) > store_.options_.max_blob_bytes) {
+      return Status::resource_exhausted("blob exceeds the limit of " + std::to_string(store_.options_.max_blob_bytes) +
+                                        " bytes");
+    }
+    hash_.update(bytes);
+    size_ += static_cast<int64_t>(bytes.size());
+    const size_t chunk = static_cast<size_t>(store_.options_.chunk_bytes);
+    while (!bytes.empty()) {
+      const size_t take = std::min(chunk - buffer_.size(), bytes.size());
+      buffer_.append(bytes.substr(0, take));
+      bytes.remove_prefix(take);
+      if (buffer_.size() == chunk) REPRISE_RETURN_IF_ERROR(flush());
+    }
+    return Status::ok();
+  }
+
+  Result<BlobInfo> finish() override {
+    if (finished_) return Status::failed_precondition("blob upload already finished");
+    if (!buffer_.empty() || blob_id_ == 0) REPRISE_RETURN_IF_ERROR(flush());
+    finished_ = true;
+    BlobInfo info;
+    info.sha256 = hash_.finish();
+    info.size = size_;
+    const int64_t now = to_unix_nanos(store_.clock_.now());
+    Status s = store_.in_transaction([&](SqliteDb& db) -> Status {
+      Result<Statement> touch =
+          db.prepare("UPDATE blobs SET touched_at = ?2 WHERE sha256 = ?1 AND complete = 1");
+      if (!touch) return touch.status();
+      REPRISE_RETURN_IF_ERROR(touch->bind_blob(1, history::as_bytes(info.sha256)).bind(2, now).run());
+      if (db.changes() > 0) {
+        info.deduplicated = true;
+        Result<Statement> drop = db.prepare("DELETE FROM blobs WHERE blob_id = ?1");
+        if (!drop) return drop.status();
+        return drop->bind(1, blob_id_).run();
+      }
+      Result<Statement> publish =
+          db.prepare("UPDATE blobs SET sha256 = ?2, size = ?3, complete = 1, touched_at = ?4 WHERE blob_id = ?1");
+      if (!publish) return publish.status();
+      REPRISE_RETURN_IF_ERROR(
+          publish->bind(1, blob_id_).bind_blob(2, history::as_bytes(info.sha256)).bind(3, size_).bind(4, now).run());
+      if (db.changes() == 0) return abandoned();
+      return Status::ok();
+    });
+    if (!s.is_ok()) {
+      finished_ = false;  // let the destructor drop the upload
+      return s;
+    }
+    return info;
+  }
+
+ private:
+  // Writes the buffered bytes as the next chunk, creating the upload row first.
+  Status flush() {
+    const int64_t now = to_unix_nanos(store_.clock_.now());
+    Status s = store_.in_transaction([&](SqliteDb& db) -> Status {
+      if (blob_id_ == 0) {
+        Result<Statement> create =
+            db.prepare("INSERT INTO blobs (sha256, size, complete, touched_at) VALUES (NULL, 0, 0, ?1) "
+                       "RETURNING blob_id");
+        if (!create) return create.status();
+        Result<bool> row = create->bind(1, now).step();
+        if (!row) return row.status();
+        blob_id_ = create->column_int(0);
+        REPRISE_RETURN_IF_ERROR(create->run());
+      } else {
+        // Keeps a long upload from looking abandoned to garbage collection.
+        Result<Statement> touch = db.prepare("UPDATE blobs SET touched_at = ?2 WHERE blob_id = ?1");
+        if (!touch) return touch.status();
+        REPRISE_RETURN_IF_ERROR(touch->bind(1, blob_id_).bind(2, now).run());
+        if (db.changes() == 0) return abandoned();
+      }
+      if (buffer_.empty()) return Status::ok();
+      Result<Statement> put = db.prepare("INSERT INTO blob_chunks (blob_id, seq, data) VALUES (?1, ?2, ?3)");
+      if (!put) return put.status();
+      return put->bind(1, blob_id_).bind(2, next_seq_).bind_blob(3, buffer_).run();
+    });
+    if (!s.is_ok()) return s;
+    if (!buffer_.empty()) ++next_seq_;
+    buffer_.clear();
+    return Status::ok();
+  }
+
+  SqliteBlobStore& store_;
+  Sha256 hash_;
+  std::string buffer_;
+  int64_t blob_id_ = 0;
+  int64_t next_seq_ = 0;
+  int64_t size_ = 0;
+  bool finished_ = false;
+};
+
+class SqliteBlobReader final : public BlobReader {
+ public:
+  SqliteBlobReader(ReadPool& readers, int64_t blob_id, int64_t size, Sha256Digest sha256)
+      : readers_(readers), blob_id_(blob_id), size_(size), sha256_(sha256) {}
+
+  int64_t size() const override { return size_; }
+
+  Result<std::string> next_chunk() override {
+    if (read_ >= size_) return std::string();
+    ReadPool::Lease db = readers_.acquire();
+    Result<Statement> s = db->prepare("SELECT data FROM blob_chunks WHERE blob_id = ?1 AND seq = ?2");
+    if (!s) return s.status();
+    Result<bool> row = s->bind(1, blob_id_).bind(2, seq_).step();
+    if (!row) return row.status();
+    if (!*row) {
+      return Status::not_found("blob " + history::to_hex(sha256_) + " lost chunk " + std::to_string(seq_) +
+                               " while being read (deleted?)");
+    }
+    std::string chunk = s->column_blob(0);
+    ++seq_;
+    read_ += static_cast<int64_t>(chunk.size());
+    if (chunk.empty() || read_ > size_) {
+      return Status::data_loss("blob " + history::to_hex(sha256_) + " chunks do not add up to its size");
+    }
+    return chunk;
+  }
+
+ private:
+  ReadPool& readers_;
+  int64_t blob_id_;
+  int64_t size_;
+  Sha256Digest sha256_;
+  int64_t seq_ = 0;
+  int64_t read_ = 0;
+};
+
+SqliteBlobStore::SqliteBlobStore(std::unique_ptr<SqliteDb> writer, ReadPool& readers, const Clock& clock,
+                                 BlobStoreOptions options)
+    : writer_(std::move(writer)), readers_(readers), clock_(clock), options_(options) {}
+
+Result<std::unique_ptr<BlobWriter>> SqliteBlobStore::begin_put() {
+  return std::unique_ptr<BlobWriter>(new SqliteBlobWriter(*this));
+}
+
+Result<std::unique_ptr<BlobReader>> SqliteBlobStore::open(const Sha256Digest& sha256) {
+  ReadPool::Lease db = readers_.acquire();
+  Result<Statement> s = db->prepare("SELECT blob_id, size FROM blobs WHERE sha256 = ?1 AND complete = 1");
+  if (!s) return s.status();
+  Result<bool> row = s->bind_blob(1, history::as_bytes(sha256)).step();
+  if (!row) return row.status();
+  if (!*row) return Status::not_found("blob " + history::to_hex(sha256) + " is not in the blob store");
+  return std::unique_ptr<BlobReader>(new SqliteBlobReader(readers_, s->column_int(0), s->column_int(1), sha256));
+}
+
+Result<BlobInfo> SqliteBlobStore::stat(const Sha256Digest& sha256) {
+  ReadPool::Lease db = readers_.acquire();
+  Result<Statement> s = db->prepare("SELECT size FROM blobs WHERE sha256 = ?1 AND complete = 1");
+  if (!s) return s.status();
+  Result<bool> row = s->bind_blob(1, history::as_bytes(sha256)).step();
+  if (!row) return row.status();
+  if (!*row) return Status::not_found("blob " + history::to_hex(sha256) + " is not in the blob store");
+  return BlobInfo{sha256, s->column_int(0), false};
+}
+
+Result<GcStats> SqliteBlobStore::collect_garbage(std::chrono::nanoseconds grace) {
+  const int64_t cutoff = to_unix_nanos(clock_.now() - grace);
+  GcStats stats;
+  Status s = in_transaction([&](SqliteDb& db) -> Status {
+    Result<Statement> unreferenced = db.prepare(
+        "DELETE FROM blobs WHERE complete = 1 AND touched_at < ?1 AND NOT EXISTS "
+        "(SELECT 1 FROM blob_refs WHERE blob_refs.sha256 = blobs.sha256) RETURNING size");
+    if (!unreferenced) return unreferenced.status();
+    unreferenced->bind(1, cutoff);
+    while (true) {
+      Result<bool> row = unreferenced->step();
+      if (!row) return row.status();
+      if (!*row) break;
+      stats.blobs_deleted += 1;
+      stats.bytes_freed += unreferenced->column_int(0);
+    }
+    Result<Statement> abandoned = db.prepare("DELETE FROM blobs WHERE complete = 0 AND touched_at < ?1");
+    if (!abandoned) return abandoned.status();
+    REPRISE_RETURN_IF_ERROR(abandoned->bind(1, cutoff).run());
+    stats.uploads_abandoned = db.changes();
+    return Status::ok();
+  });
+  if (!s.is_ok()) return s;
+  return stats;
+}
+
+}  // namespace reprise::engine

@@ -1,0 +1,99 @@
+// A thin RAII layer over one sqlite3 connection: errors become Status values
+// that name the database file, and prepared statements are cached per
+// connection so hot paths never re-parse SQL.
+//
+// Thread safety: a SqliteDb is used by one thread at a time (the store hands
+// connections out from a pool, or owns one on its writer thread).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "history/status.hpp"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace reprise::engine {
+
+class SqliteDb;
+
+// A prepared statement, reset and unbound when the handle goes out of scope.
+class Statement {
+ public:
+  // A cached statement is reset on destruction; an owned one is finalized.
+  Statement(SqliteDb& db, sqlite3_stmt* stmt, bool owned) : db_(&db), stmt_(stmt), owned_(owned) {}
+  ~Statement();
+  Statement(Statement&& other) noexcept : db_(other.db_), stmt_(other.stmt_), owned_(other.owned_) {
+    other.stmt_ = nullptr;
+  }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Binds are 1-based, like SQLite's.
+  Statement& bind(int index, int64_t value);
+  Statement& bind(int index, std::string_view text);  // TEXT
+  Statement& bind_blob(int index, std::string_view bytes);
+  Statement& bind_null(int index);
+
+  // Runs one step: true when a row is ready, false when done.
+  Result<bool> step();
+  // Runs to completion, for statements that return no rows.
+  Status run();
+
+  int64_t column_int(int index) const;
+  std::string column_text(int index) const;
+  std::string column_blob(int index) const;
+  std::string_view column_blob_view(int index) const;  // valid until the next step
+  bool column_is_null(int index) const;
+
+ private:
+  SqliteDb* db_;
+  sqlite3_stmt* stmt_;
+  bool owned_;
+};
+
+enum class Durability {
+  // fsync the WAL at every commit: an acknowledged transition survives a
+  // power loss. The default.
+  kFull,
+  // fsync only at checkpoints: survives a process crash, may lose the last
+  // transitions on power loss or an OS crash.
+  kNormal,
+};
+
+class SqliteDb {
+ public:
+  // Opens (creating if `create`) the file and sets WAL mode, the durability
+  // level and a busy timeout.
+  static Result<std::unique_ptr<SqliteDb>> open(const std::string& path, bool create, Durability durability);
+  ~SqliteDb();
+
+  Status exec(const char* sql);
+  // A cached prepared statement for SQL that is a string literal.
+  Result<Statement> prepare(const char* sql);
+  // A statement for SQL built at run time, finalized after use.
+  Result<Statement> prepare_uncached(const std::string& sql);
+
+  int64_t changes() const;
+  bool in_transaction() const;
+  const std::string& path() const { return path_; }
+
+  // A Status for the connection's last error: its code mapped to ours and a
+  // message naming the file, "what" and SQLite's explanation.
+  Status error(int rc, std::string_view what) const;
+
+  sqlite3* handle() { return db_; }
+
+ private:
+  SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  sqlite3* db_;
+  std::string path_;
+  std::map<const char*, sqlite3_stmt*> cache_;
+};
+
+}  // namespace reprise::engine

@@ -1,0 +1,278 @@
+#include "engine/store/sqlite_store.hpp"
+
+#include <filesystem>
+#include <system_error>
+
+#include "engine/store/schema.hpp"
+
+namespace reprise::engine {
+
+namespace {
+
+Statement& bind_key(Statement& s, const ExecutionKey& k) {
+  return s.bind(1, k.namespace_id).bind(2, k.workflow_id).bind(3, k.run_id);
+}
+
+ExecutionKey key_at(const Statement& s, int first_column) {
+  return {s.column_text(first_column), s.column_text(first_column + 1), s.column_text(first_column + 2)};
+}
+
+// SQLite's own message for a missing directory is "unable to open database
+// file"; say which part of the path is wrong instead.
+Status check_path(const std::string& path) {
+  if (path.empty()) return Status::invalid_argument("database path is empty");
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) return Status::failed_precondition("database path '" + path + "' is a directory");
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) {
+    return Status::failed_precondition("cannot create database '" + path + "': directory '" + dir.string() +
+                                       "' does not exist");
+  }
+  return Status::ok();
+}
+
+Status integrity_check(SqliteDb& db) {
+  Result<Statement> s = db.prepare("PRAGMA quick_check");
+  if (!s) return s.status();
+  Result<bool> row = s->step();
+  if (!row) return row.status();
+  const std::string verdict = *row ? s->column_text(0) : "no answer";
+  if (verdict != "ok") {
+    return Status::data_loss("database '" + db.path() + "' failed its integrity check: " + verdict);
+  }
+  return Status::ok();
+}
+
+// Page tokens carry the sort key of the last record shown, hex-encoded so any
+// workflow id survives the trip.
+std::string encode_page_token(const VisibilityRecord& last) {
+  const std::string raw = std::to_string(to_unix_nanos(last.start_time)) + '\0' + last.key.workflow_id + '\0' +
+                          last.key.run_id;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : raw) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+bool decode_page_token(const std::string& token, int64_t& start, std::string& workflow_id, std::string& run_id) {
+  if (token.size() % 2 != 0) return false;
+  std::string raw;
+  for (size_t i = 0; i < token.size(); i += 2) {
+    auto nibble = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+    const int hi = nibble(token[i]), lo = nibble(token[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    raw += static_cast<char>(hi * 16 + lo);
+  }
+  const size_t a = raw.find('\0');
+  const size_t b = a == std::string::npos ? a : raw.find('\0', a + 1);
+  if (b == std::string::npos) return false;
+  try {
+    size_t used = 0;
+    start = std::stoll(raw.substr(0, a), &used);
+    if (used != a) return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+  workflow_id = raw.substr(a + 1, b - a - 1);
+  run_id = raw.substr(b + 1);
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, StoreOptions options) {
+  REPRISE_RETURN_IF_ERROR(check_path(path));
+  const Clock& clock = options.clock != nullptr ? *options.clock : SystemClock::instance();
+
+  Result<std::unique_ptr<SqliteDb>> writer = SqliteDb::open(path, true, options.durability);
+  if (!writer) return writer.status();
+  REPRISE_RETURN_IF_ERROR(migrate(**writer, schema_migrations()));
+  if (options.integrity_check) REPRISE_RETURN_IF_ERROR(integrity_check(**writer));
+
+  std::vector<std::unique_ptr<SqliteDb>> readers;
+  for (int i = 0; i < std::max(1, options.read_connections); ++i) {
+    Result<std::unique_ptr<SqliteDb>> r = SqliteDb::open(path, false, options.durability);
+    if (!r) return r.status();
+    readers.push_back(std::move(*r));
+  }
+  Result<std::unique_ptr<SqliteDb>> blob_db = SqliteDb::open(path, false, options.durability);
+  if (!blob_db) return blob_db.status();
+
+  auto pool = std::make_unique<ReadPool>(std::move(readers));
+  auto blobs = std::make_unique<SqliteBlobStore>(std::move(*blob_db), *pool, clock, options.blobs);
+  auto tw = std::make_unique<TransitionWriter>(std::move(*writer), options.max_batch, std::move(options.fault_hook));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(pool), std::move(blobs), std::move(tw)));
+}
+
+SqliteStore::SqliteStore(std::string path, std::unique_ptr<ReadPool> readers, std::unique_ptr<SqliteBlobStore> blobs,
+                         std::unique_ptr<TransitionWriter> writer)
+    : path_(std::move(path)), readers_(std::move(readers)), blobs_(std::move(blobs)), writer_(std::move(writer)) {}
+
+SqliteStore::~SqliteStore() {
+  writer_.reset();  // commits or fails everything queued first
+}
+
+void SqliteStore::commit_async(Transition transition, CommitCallback done) {
+  writer_->submit(std::move(transition), std::move(done));
+}
+
+Result<ExecutionRecord> SqliteStore::get_execution(const ExecutionKey& key) {
+  ReadPool::Lease db = readers_->acquire();
+  Result<Statement> s = db->prepare(
+      "SELECT version, next_event_id, status, state FROM executions "
+      "WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3");
+  if (!s) return s.status();
+  Result<bool> row = bind_key(*s, key).step();
+  if (!row) return row.status();
+  if (!*row) return Status::not_found("execution " + key.to_string() + " does not exist");
+  ExecutionRecord r;
+  r.key = key;
+  r.version = s->column_int(0);
+  r.next_event_id = s->column_int(1);
+  r.status = static_cast<v1::WorkflowExecutionStatus>(s->column_int(2));
+  r.state = s->column_blob(3);
+  return r;
+}
+
+Result<CurrentRun> SqliteStore::get_current_run(const std::string& namespace_id, const std::string& workflow_id) {
+  ReadPool::Lease db = readers_->acquire();
+  Result<Statement> s = db->prepare(
+      "SELECT run_id, status, start_request_id FROM current_runs WHERE namespace = ?1 AND workflow_id = ?2");
+  if (!s) return s.status();
+  Result<bool> row = s->bind(1, namespace_id).bind(2, workflow_id).step();
+  if (!row) return row.status();
+  if (!*row) return Status::not_found("workflow id '" + workflow_id + "' has no runs");
+  CurrentRun r;
+  r.namespace_id = namespace_id;
+  r.workflow_id = workflow_id;
+  r.run_id = s->column_text(0);
+  r.status = static_cast<v1::WorkflowExecutionStatus>(s->column_int(1));
+  r.start_request_id = s->column_text(2);
+  return r;
+}
+
+Result<std::vector<HistoryBatch>> SqliteStore::read_history(const ExecutionKey& key, int64_t from_event_id,
+                                                            int max_batches) {
+  ReadPool::Lease db = readers_->acquire();
+  Result<Statement> s = db->prepare(
+      "SELECT first_event_id, last_event_id, data FROM history "
+      "WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3 AND last_event_id >= ?4 "
+      "ORDER BY last_event_id LIMIT ?5");
+  if (!s) return s.status();
+  bind_key(*s, key).bind(4, from_event_id).bind(5, max_batches);
+  std::vector<HistoryBatch> out;
+  while (true) {
+    Result<bool> row = s->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    out.push_back({s->column_int(0), s->column_int(1), s->column_blob(2)});
+  }
+  return out;
+}
+
+Result<std::vector<TaskRecord>> SqliteStore::load_tasks(int64_t after_task_id, int limit) {
+  ReadPool::Lease db = readers_->acquire();
+  Result<Statement> s = db->prepare(
+      "SELECT task_id, kind, queue, namespace, workflow_id, run_id, payload FROM tasks "
+      "WHERE task_id > ?1 ORDER BY task_id LIMIT ?2");
+  if (!s) return s.status();
+  s->bind(1, after_task_id).bind(2, limit);
+  std::vector<TaskRecord> out;
+  while (true) {
+    Result<bool> row = s->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    out.push_back({s->column_int(0), static_cast<TaskKind>(s->column_int(1)), s->column_text(2), key_at(*s, 3),
+                   s->column_blob(6)});
+  }
+  return out;
+}
+
+Result<std::vector<TimerRecord>> SqliteStore::due_timers(TimePoint until, int limit) {
+  ReadPool::Lease db = readers_->acquire();
+  Result<Statement> s = db->prepare(
+      "SELECT timer_id, fire_at, namespace, workflow_id, run_id, payload FROM timers "
+      "WHERE fire_at <= ?1 ORDER BY fire_at, timer_id LIMIT ?2");
+  if (!s) return s.status();
+  s->bind(1, to_unix_nanos(until)).bind(2, limit);
+  std::vector<TimerRecord> out;
+  while (true) {
+    Result<bool> row = s->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    out.push_back({s->column_int(0), from_unix_nanos(s->column_int(1)), key_at(*s, 2), s->column_blob(5)});
+  }
+  return out;
+}
+
+Result<std::optional<TimePoint>> SqliteStore::next_timer_time() {
+  ReadPool::Lease db = readers_->acquire();
+  Result<Statement> s = db->prepare("SELECT min(fire_at) FROM timers");
+  if (!s) return s.status();
+  Result<bool> row = s->step();
+  if (!row) return row.status();
+  if (!*row || s->column_is_null(0)) return std::optional<TimePoint>();
+  return std::optional<TimePoint>(from_unix_nanos(s->column_int(0)));
+}
+
+Result<VisibilityPage> SqliteStore::list_executions(const VisibilityQuery& q) {
+  if (q.page_size < 1 || q.page_size > 1000) {
+    return Status::invalid_argument("page_size must be between 1 and 1000, got " + std::to_string(q.page_size));
+  }
+  std::string sql =
+      "SELECT namespace, workflow_id, run_id, workflow_type, task_queue, status, start_time, close_time "
+      "FROM visibility WHERE namespace = ?1";
+  if (q.workflow_type) sql += " AND workflow_type = ?2";
+  if (q.task_queue) sql += " AND task_queue = ?3";
+  if (q.status) sql += " AND status = ?4";
+  if (q.started_after) sql += " AND start_time >= ?5";
+  if (q.started_before) sql += " AND start_time < ?6";
+  int64_t token_start = 0;
+  std::string token_workflow, token_run;
+  if (!q.page_token.empty()) {
+    if (!decode_page_token(q.page_token, token_start, token_workflow, token_run)) {
+      return Status::invalid_argument("malformed page_token");
+    }
+    sql += " AND (start_time, workflow_id, run_id) < (?7, ?8, ?9)";
+  }
+  sql += " ORDER BY start_time DESC, workflow_id DESC, run_id DESC LIMIT ?10";
+
+  ReadPool::Lease db = readers_->acquire();
+  Result<Statement> s = db->prepare_uncached(sql);
+  if (!s) return s.status();
+  s->bind(1, q.namespace_id);
+  if (q.workflow_type) s->bind(2, *q.workflow_type);
+  if (q.task_queue) s->bind(3, *q.task_queue);
+  if (q.status) s->bind(4, static_cast<int64_t>(*q.status));
+  if (q.started_after) s->bind(5, to_unix_nanos(*q.started_after));
+  if (q.started_before) s->bind(6, to_unix_nanos(*q.started_before));
+  if (!q.page_token.empty()) s->bind(7, token_start).bind(8, token_workflow).bind(9, token_run);
+  s->bind(10, q.page_size + 1);  // one extra row tells whether another page exists
+
+  VisibilityPage page;
+  while (true) {
+    Result<bool> row = s->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    VisibilityRecord r;
+    r.key = key_at(*s, 0);
+    r.workflow_type = s->column_text(3);
+    r.task_queue = s->column_text(4);
+    r.status = static_cast<v1::WorkflowExecutionStatus>(s->column_int(5));
+    r.start_time = from_unix_nanos(s->column_int(6));
+    if (!s->column_is_null(7)) r.close_time = from_unix_nanos(s->column_int(7));
+    page.records.push_back(std::move(r));
+  }
+  if (static_cast<int>(page.records.size()) > q.page_size) {
+    page.records.pop_back();
+    page.next_page_token = encode_page_token(page.records.back());
+  }
+  return page;
+}
+
+}  // namespace reprise::engine

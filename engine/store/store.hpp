@@ -1,0 +1,72 @@
+// Store: the engine's durable state — executions, history, the current run of
+// each workflow id, pending tasks, timers, visibility and claim-check blobs.
+//
+// Writes: every state transition is one Transition, committed atomically
+// (transactional outbox: the events, the new state and the tasks it creates go
+// in together). A commit is acknowledged — the callback runs or commit()
+// returns — only after it is durable at the store's Durability level.
+// Transitions are conditional (execution versions, current-run ids, task and
+// timer existence); a lost condition fails that transition alone with ABORTED
+// or ALREADY_EXISTS and writes nothing of it.
+//
+// Reads see every acknowledged commit.
+//
+// Thread safety: all methods may be called from any thread concurrently.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/store/blob_store.hpp"
+#include "engine/store/records.hpp"
+#include "history/status.hpp"
+
+namespace reprise::engine {
+
+struct VisibilityQuery {
+  std::string namespace_id;
+  std::optional<std::string> workflow_type;
+  std::optional<std::string> task_queue;
+  std::optional<v1::WorkflowExecutionStatus> status;
+  std::optional<TimePoint> started_after;   // inclusive
+  std::optional<TimePoint> started_before;  // exclusive
+  int page_size = 100;
+  std::string page_token;  // from the previous page; "" for the first
+};
+
+struct VisibilityPage {
+  std::vector<VisibilityRecord> records;  // newest start first
+  std::string next_page_token;            // "" when there is no more
+};
+
+using CommitCallback = std::function<void(Result<CommitResult>)>;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Queues a transition for the group-commit writer. `done` runs on the
+  // writer thread after the batch holding it is committed (or failed); it
+  // must not block.
+  virtual void commit_async(Transition transition, CommitCallback done) = 0;
+  // Blocks until the transition is committed or failed.
+  Result<CommitResult> commit(Transition transition);
+
+  virtual Result<ExecutionRecord> get_execution(const ExecutionKey& key) = 0;
+  virtual Result<CurrentRun> get_current_run(const std::string& namespace_id, const std::string& workflow_id) = 0;
+  // Batches holding events >= from_event_id, in order, at most max_batches.
+  virtual Result<std::vector<HistoryBatch>> read_history(const ExecutionKey& key, int64_t from_event_id,
+                                                         int max_batches) = 0;
+  // Pending tasks with ids > after_task_id in id order (rebuilding queues).
+  virtual Result<std::vector<TaskRecord>> load_tasks(int64_t after_task_id, int limit) = 0;
+  // Timers with fire_at <= until, earliest first.
+  virtual Result<std::vector<TimerRecord>> due_timers(TimePoint until, int limit) = 0;
+  virtual Result<std::optional<TimePoint>> next_timer_time() = 0;
+  virtual Result<VisibilityPage> list_executions(const VisibilityQuery& query) = 0;
+
+  virtual BlobStore& blobs() = 0;
+};
+
+}  // namespace reprise::engine

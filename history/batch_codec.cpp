@@ -1,0 +1,82 @@
+#include "history/batch_codec.hpp"
+
+#include <google/protobuf/io/coded_stream.h>
+
+namespace reprise::history {
+
+namespace {
+// MergeFromString wants a std::string; parse the view in place instead.
+bool merge_bytes(std::string_view bytes, v1::History& out) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  return out.MergeFromCodedStream(&in);
+}
+
+constexpr char kFormatPlain = 0x01;
+constexpr char kFormatZstd = 0x02;
+
+Status check_consecutive(const v1::History& h, int first_index) {
+  for (int i = first_index + 1; i < h.events_size(); ++i) {
+    if (h.events(i).event_id() != h.events(i - 1).event_id() + 1) {
+      return Status::data_loss("event batch is not consecutive: event " + std::to_string(h.events(i - 1).event_id()) +
+                               " is followed by " + std::to_string(h.events(i).event_id()));
+    }
+  }
+  return Status::ok();
+}
+}  // namespace
+
+EventBatchCodec::EventBatchCodec(BatchCodecOptions options) : options_(options), zstd_(options.zstd) {}
+
+Result<std::string> EventBatchCodec::encode(std::span<const v1::HistoryEvent> events) {
+  v1::History history;
+  history.mutable_events()->Reserve(static_cast<int>(events.size()));
+  for (const auto& e : events) *history.add_events() = e;
+  return encode(history);
+}
+
+Result<std::string> EventBatchCodec::encode(const v1::History& history) {
+  if (history.events_size() == 0) return Status::invalid_argument("an event batch needs at least one event");
+  REPRISE_RETURN_IF_ERROR(check_consecutive(history, 0).with_context("cannot encode"));
+  scratch_.clear();
+  if (!history.SerializeToString(&scratch_)) return Status::internal("cannot serialize event batch");
+  std::string out;
+  if (scratch_.size() < options_.compress_threshold) {
+    out.reserve(scratch_.size() + 1);
+    out.push_back(kFormatPlain);
+    out += scratch_;
+    return out;
+  }
+  out.push_back(kFormatZstd);
+  REPRISE_RETURN_IF_ERROR(zstd_.compress(scratch_, out));
+  return out;
+}
+
+Status EventBatchCodec::decode(std::string_view encoded, v1::History& out) {
+  if (encoded.empty()) return Status::data_loss("empty event batch");
+  const char format = encoded.front();
+  const std::string_view body = encoded.substr(1);
+  const int first_new = out.events_size();
+  Status status = merge(format, body, out);
+  if (status.is_ok() && out.events_size() == first_new) status = Status::data_loss("event batch holds no events");
+  // Continuity is checked across the boundary with events already in `out` too.
+  if (status.is_ok()) status = check_consecutive(out, first_new > 0 ? first_new - 1 : 0);
+  if (!status.is_ok()) out.mutable_events()->DeleteSubrange(first_new, out.events_size() - first_new);
+  return status;
+}
+
+Status EventBatchCodec::merge(char format, std::string_view body, v1::History& out) {
+  if (format == kFormatPlain) {
+    if (!merge_bytes(body, out)) return Status::data_loss("event batch does not parse as History");
+    return Status::ok();
+  }
+  if (format == kFormatZstd) {
+    Result<std::string> raw = zstd_.decompress(body);
+    if (!raw) return raw.status().with_context("event batch");
+    if (!merge_bytes(*raw, out)) return Status::data_loss("decompressed event batch does not parse as History");
+    return Status::ok();
+  }
+  return Status::data_loss("unknown event batch format byte " + std::to_string(static_cast<unsigned char>(format)));
+}
+
+}  // namespace reprise::history

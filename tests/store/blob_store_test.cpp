@@ -1,0 +1,169 @@
+#include "engine/store/blob_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include "engine/store/sqlite_store.hpp"
+#include "store_test_util.hpp"
+
+namespace reprise::engine {
+namespace {
+
+using history::Sha256;
+using testing::key;
+using testing::step;
+using testing::TempDir;
+
+class BlobStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StoreOptions options;
+    options.clock = &clock_;
+    options.blobs.chunk_bytes = 64 << 10;
+    options.blobs.max_blob_bytes = 8 << 20;
+    auto s = SqliteStore::open(dir_.file("blobs.db"), options);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    store_ = std::move(*s);
+  }
+  BlobStore& blobs() { return store_->blobs(); }
+
+  int64_t count(const char* table) {
+    auto db = SqliteDb::open(dir_.file("blobs.db"), false, Durability::kFull);
+    auto s = (*db)->prepare_uncached(std::string("SELECT count(*) FROM ") + table);
+    EXPECT_TRUE(*s->step());
+    return s->column_int(0);
+  }
+
+  ManualClock clock_;
+  TempDir dir_;
+  std::unique_ptr<SqliteStore> store_;
+};
+
+std::string pattern(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131) ^ (i >> 9));
+  return s;
+}
+
+TEST_F(BlobStoreTest, PutAndGetSmallAndEmpty) {
+  auto info = blobs().put("hello");
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_EQ(info->sha256, Sha256::digest("hello"));
+  EXPECT_EQ(info->size, 5);
+  EXPECT_FALSE(info->deduplicated);
+  EXPECT_EQ(*blobs().get(info->sha256, 100), "hello");
+
+  auto empty = blobs().put("");
+  ASSERT_TRUE(empty.is_ok());
+  EXPECT_EQ(*blobs().get(empty->sha256, 100), "");
+  EXPECT_EQ(blobs().stat(empty->sha256)->size, 0);
+}
+
+TEST_F(BlobStoreTest, StreamsLargeBlobsInChunks) {
+  const std::string data = pattern(5'000'000);
+  auto writer = blobs().begin_put();
+  ASSERT_TRUE(writer.is_ok());
+  for (size_t at = 0; at < data.size(); at += 77'777) {
+    ASSERT_TRUE((*writer)->write(std::string_view(data).substr(at, 77'777)).is_ok());
+  }
+  auto info = (*writer)->finish();
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_EQ(info->sha256, Sha256::digest(data));
+  EXPECT_EQ(count("blob_chunks"), (5'000'000 + (64 << 10) - 1) / (64 << 10));
+
+  auto reader = blobs().open(info->sha256);
+  ASSERT_TRUE(reader.is_ok());
+  EXPECT_EQ((*reader)->size(), 5'000'000);
+  Sha256 hash;
+  size_t largest = 0;
+  while (true) {
+    auto chunk = (*reader)->next_chunk();
+    ASSERT_TRUE(chunk.is_ok());
+    if (chunk->empty()) break;
+    largest = std::max(largest, chunk->size());
+    hash.update(*chunk);
+  }
+  EXPECT_EQ(hash.finish(), info->sha256);
+  EXPECT_EQ(largest, 64u << 10) << "reading never holds more than a chunk";
+}
+
+TEST_F(BlobStoreTest, SameBytesAreStoredOnce) {
+  const std::string data = pattern(200'000);
+  ASSERT_FALSE(blobs().put(data)->deduplicated);
+  auto again = blobs().put(data);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_TRUE(again->deduplicated);
+  EXPECT_EQ(count("blobs"), 1);
+  EXPECT_EQ(count("blob_chunks"), 4);
+}
+
+TEST_F(BlobStoreTest, GarbageCollectionKeepsReferencedAndRecentBlobs) {
+  const auto owner = key("report");
+  auto kept = blobs().put(pattern(100'000));
+  auto dropped = blobs().put("unreferenced");
+  Transition t;
+  t.executions.push_back(step(owner, 1));
+  t.add_blob_refs.push_back({kept->sha256, owner});
+  ASSERT_TRUE(store_->commit(t).is_ok());
+
+  // Within the grace period nothing goes: the referencing transition of a
+  // fresh upload may not have committed yet.
+  auto early = blobs().collect_garbage(std::chrono::minutes(10));
+  EXPECT_EQ(early->blobs_deleted, 0);
+
+  clock_.advance(std::chrono::minutes(11));
+  auto late = blobs().collect_garbage(std::chrono::minutes(10));
+  EXPECT_EQ(late->blobs_deleted, 1);
+  EXPECT_EQ(late->bytes_freed, 12);
+  EXPECT_EQ(blobs().stat(dropped->sha256).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(blobs().stat(kept->sha256).is_ok());
+
+  Transition del;
+  del.delete_executions.push_back(owner);
+  ASSERT_TRUE(store_->commit(del).is_ok());
+  EXPECT_EQ(blobs().collect_garbage(std::chrono::minutes(10))->blobs_deleted, 1);
+  EXPECT_EQ(count("blob_chunks"), 0);
+}
+
+TEST_F(BlobStoreTest, ReuploadRenewsTheGracePeriod) {
+  auto first = blobs().put("payload");
+  clock_.advance(std::chrono::minutes(30));
+  ASSERT_TRUE(blobs().put("payload")->deduplicated);
+  EXPECT_EQ(blobs().collect_garbage(std::chrono::minutes(10))->blobs_deleted, 0);
+  EXPECT_TRUE(blobs().stat(first->sha256).is_ok());
+}
+
+TEST_F(BlobStoreTest, AbandonedUploadsAreCollected) {
+  auto writer = blobs().begin_put();
+  ASSERT_TRUE((*writer)->write(pattern(200'000)).is_ok());
+  EXPECT_EQ(count("blob_chunks"), 3);
+  clock_.advance(std::chrono::hours(1));
+  auto gc = blobs().collect_garbage(std::chrono::minutes(10));
+  EXPECT_EQ(gc->uploads_abandoned, 1);
+  EXPECT_EQ(count("blob_chunks"), 0);
+  EXPECT_EQ((*writer)->finish().status().code(), StatusCode::kAborted);
+}
+
+TEST_F(BlobStoreTest, DroppedWriterLeavesNothing) {
+  {
+    auto writer = blobs().begin_put();
+    ASSERT_TRUE((*writer)->write(pattern(100'000)).is_ok());
+  }
+  EXPECT_EQ(count("blobs"), 0);
+  EXPECT_EQ(count("blob_chunks"), 0);
+}
+
+TEST_F(BlobStoreTest, LimitsAndMissingBlobs) {
+  auto writer = blobs().begin_put();
+  Status over = (*writer)->write(std::string((8 << 20) + 1, 'x'));
+  EXPECT_EQ(over.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(over.message(), "blob exceeds the limit of 8388608 bytes");
+
+  auto info = blobs().put(pattern(1000));
+  EXPECT_EQ(blobs().get(info->sha256, 999).status().code(), StatusCode::kResourceExhausted);
+  const auto missing = Sha256::digest("missing");
+  EXPECT_EQ(blobs().get(missing, 10).status().message(),
+            "blob " + history::to_hex(missing) + " is not in the blob store");
+}
+
+}  // namespace
+}  // namespace reprise::engine

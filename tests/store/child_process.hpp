@@ -1,0 +1,74 @@
+// Runs a child process with its stdout on a pipe, for tests that read what a
+// real writer acknowledged and then kill it.
+#pragma once
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace reprise::engine::testing {
+
+class ChildProcess {
+ public:
+  explicit ChildProcess(const std::vector<std::string>& args) {
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    out_ = ::fdopen(fds[0], "r");
+  }
+  ~ChildProcess() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      wait();
+    }
+    if (out_ != nullptr) std::fclose(out_);
+  }
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  bool started() const { return pid_ > 0 && out_ != nullptr; }
+
+  // One line of the child's stdout without its newline; false at the end.
+  bool read_line(std::string& line) {
+    line.clear();
+    int c;
+    while ((c = std::fgetc(out_)) != EOF) {
+      if (c == '\n') return true;
+      line += static_cast<char>(c);
+    }
+    return false;  // a line cut by a kill is not a whole line
+  }
+
+  void kill(int sig) { ::kill(pid_, sig); }
+
+  // The raw wait status.
+  int wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    reaped_ = true;
+    return status;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* out_ = nullptr;
+  bool reaped_ = false;
+};
+
+}  // namespace reprise::engine::testing
