@@ -1,6 +1,7 @@
 #include "history/batch_codec.hpp"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 namespace reprise::history {
 
@@ -13,6 +14,8 @@ bool merge_bytes(std::string_view bytes, v1::History& out) {
 }
 
 constexpr char kFormatPlain = 0x01;
+// History.events: field 1, wire type 2 (length-delimited).
+constexpr uint32_t kHistoryEventsTag = (1 << 3) | 2;
 constexpr char kFormatZstd = 0x02;
 
 Status check_consecutive(const v1::History& h, int first_index) {
@@ -28,18 +31,31 @@ Status check_consecutive(const v1::History& h, int first_index) {
 
 EventBatchCodec::EventBatchCodec(BatchCodecOptions options) : options_(options), zstd_(options.zstd) {}
 
-Result<std::string> EventBatchCodec::encode(std::span<const v1::HistoryEvent> events) {
-  v1::History history;
-  history.mutable_events()->Reserve(static_cast<int>(events.size()));
-  for (const auto& e : events) *history.add_events() = e;
-  return encode(history);
-}
+Result<std::string> EventBatchCodec::encode(std::span<const v1::HistoryEvent> events) { return encode_events(events); }
 
-Result<std::string> EventBatchCodec::encode(const v1::History& history) {
-  if (history.events_size() == 0) return Status::invalid_argument("an event batch needs at least one event");
-  REPRISE_RETURN_IF_ERROR(check_consecutive(history, 0).with_context("cannot encode"));
+Result<std::string> EventBatchCodec::encode(const v1::History& history) { return encode_events(history.events()); }
+
+// Serializes the events straight into the wire form of a History (field 1,
+// length-delimited, per event) without copying them into one first.
+template <typename Events>
+Result<std::string> EventBatchCodec::encode_events(const Events& events) {
+  if (events.empty()) return Status::invalid_argument("an event batch needs at least one event");
+  int64_t previous_id = 0;
   scratch_.clear();
-  if (!history.SerializeToString(&scratch_)) return Status::internal("cannot serialize event batch");
+  {
+    google::protobuf::io::StringOutputStream stream(&scratch_);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    for (const v1::HistoryEvent& e : events) {
+      if (previous_id != 0 && e.event_id() != previous_id + 1) {
+        return Status::data_loss("cannot encode: event batch is not consecutive: event " +
+                                 std::to_string(previous_id) + " is followed by " + std::to_string(e.event_id()));
+      }
+      previous_id = e.event_id();
+      out.WriteTag(kHistoryEventsTag);
+      out.WriteVarint32(static_cast<uint32_t>(e.ByteSizeLong()));
+      e.SerializeWithCachedSizes(&out);
+    }
+  }
   std::string out;
   if (scratch_.size() < options_.compress_threshold) {
     out.reserve(scratch_.size() + 1);

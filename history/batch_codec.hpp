@@ -41,6 +41,8 @@ class EventBatchCodec {
   Status decode(std::string_view encoded, v1::History& out);
 
  private:
+  template <typename Events>
+  Result<std::string> encode_events(const Events& events);
   Status merge(char format, std::string_view body, v1::History& out);
 
   BatchCodecOptions options_;
