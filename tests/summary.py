@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""Prints one closing line for a meson test run, counting individual test cases
+(gtest cases inside each test binary) from meson's JUnit log:
+
+    tests: 57 passed, 0 failed, 1 skipped
+
+Usage: summary.py BUILD_DIR MESON_EXIT_CODE
+"""
+import sys
+import xml.etree.ElementTree as ET
+
+build_dir, meson_rc = sys.argv[1], int(sys.argv[2])
+passed = failed = skipped = 0
+try:
+    root = ET.parse(f"{build_dir}/meson-logs/testlog.junit.xml").getroot()
+    for case in root.iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed += 1
+        elif case.find("skipped") is not None:
+            skipped += 1
+        else:
+            passed += 1
+except (OSError, ET.ParseError) as e:
+    print(f"summary: cannot read the test log: {e}", file=sys.stderr)
+# A binary that crashed or timed out may leave no failing case behind.
+if meson_rc != 0 and failed == 0:
+    failed = 1
+print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
