@@ -126,6 +126,12 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::string& path, bool c
     return db->error(rc, "cannot open");
   }
   sqlite3_extended_result_codes(raw, 1);
+  // SQLite quietly falls back to read-only when it cannot write the file.
+  if (sqlite3_db_readonly(raw, "main") == 1) {
+    return Status::permission_denied("database '" + path +
+                                     "' can only be opened read-only (a read-only file, directory or file system); "
+                                     "the store needs to write to it");
+  }
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
   // journal_mode reads the header: the first statement to notice a file that
   // is not a database.

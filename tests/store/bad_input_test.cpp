@@ -131,6 +131,27 @@ TEST(BadInput, TruncatedFileWithoutTheCheckFailsReadsCleanly) {
   EXPECT_TRUE(contains(first_error.message(), path));
 }
 
+// Mounts a small tmpfs at `dir`; false where this process may not mount.
+bool mount_tmpfs(const std::string& dir, const char* size) {
+  std::filesystem::create_directory(dir);
+  return std::system(("mount -t tmpfs -o size=" + std::string(size) + " tmpfs " + dir + " 2>/dev/null").c_str()) == 0;
+}
+
+TEST(BadInput, ReadOnlyFileSystemIsRefusedAtOpen) {
+  TempDir dir;
+  const std::string disk = dir.file("ro");
+  if (!mount_tmpfs(disk, "4m")) GTEST_SKIP() << "cannot mount a small tmpfs here (needs root)";
+  const std::string path = disk + "/store.db";
+  fill_store(path, 2);
+  ASSERT_EQ(std::system(("mount -o remount,ro " + disk).c_str()), 0);
+  auto store = SqliteStore::open(path);
+  EXPECT_EQ(store.status().code(), StatusCode::kPermissionDenied) << store.status().to_string();
+  EXPECT_EQ(store.status().message(), "database '" + path +
+                                          "' can only be opened read-only (a read-only file, directory or file "
+                                          "system); the store needs to write to it");
+  EXPECT_EQ(std::system(("umount " + disk).c_str()), 0);
+}
+
 // Runs the filling writer on `path` and returns its first error line, after
 // checking it neither crashed nor failed to commit anything.
 std::string fill_until_error(const std::string& path, uint64_t max_file_bytes, std::map<std::string, int64_t>& acked) {
@@ -167,10 +188,7 @@ TEST(BadInput, FullDiskFailsCommitsCleanlyAndKeepsWhatWasAcknowledged) {
   ASSERT_FALSE(testing::store_child_path().empty()) << "REPRISE_STORE_CHILD is not set";
   TempDir dir;
   const std::string disk = dir.file("disk");
-  std::filesystem::create_directory(disk);
-  if (std::system(("mount -t tmpfs -o size=3m tmpfs " + disk + " 2>/dev/null").c_str()) != 0) {
-    GTEST_SKIP() << "cannot mount a small tmpfs here (needs root)";
-  }
+  if (!mount_tmpfs(disk, "3m")) GTEST_SKIP() << "cannot mount a small tmpfs here (needs root)";
   const std::string path = disk + "/full.db";
   std::map<std::string, int64_t> acked;
   const std::string error = fill_until_error(path, 0, acked);
