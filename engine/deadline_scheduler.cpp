@@ -1,0 +1,56 @@
+#include "engine/deadline_scheduler.hpp"
+
+namespace reprise::engine {
+
+DeadlineScheduler::DeadlineScheduler() : thread_([this] { run(); }) {}
+
+DeadlineScheduler::~DeadlineScheduler() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+DeadlineScheduler::Id DeadlineScheduler::schedule(SteadyTime when, std::function<void()> callback) {
+  std::lock_guard lock(mu_);
+  const Id id = next_id_++;
+  const bool earliest = due_.empty() || when < due_.begin()->first.first;
+  due_.emplace(std::make_pair(when, id), std::move(callback));
+  when_.emplace(id, when);
+  if (earliest) cv_.notify_all();
+  return id;
+}
+
+bool DeadlineScheduler::cancel(Id id) {
+  std::lock_guard lock(mu_);
+  auto it = when_.find(id);
+  if (it == when_.end()) return false;
+  due_.erase({it->second, id});
+  when_.erase(it);
+  return true;
+}
+
+void DeadlineScheduler::run() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    if (due_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    auto first = due_.begin();
+    if (std::chrono::steady_clock::now() < first->first.first) {
+      cv_.wait_until(lock, first->first.first);
+      continue;
+    }
+    std::function<void()> callback = std::move(first->second);
+    when_.erase(first->first.second);
+    due_.erase(first);
+    lock.unlock();  // a callback may schedule or cancel
+    callback();
+    lock.lock();
+  }
+}
+
+}  // namespace reprise::engine

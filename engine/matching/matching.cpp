@@ -1,0 +1,110 @@
+#include "engine/matching/matching.hpp"
+
+#include <algorithm>
+
+namespace reprise::engine {
+
+void Matching::add(const std::string& namespace_id, TaskRecord task) {
+  PollCallback handed_to;
+  {
+    std::lock_guard lock(mu_);
+    if (shut_down_ || !queued_task_ids_.insert(task.task_id).second) return;
+    Queue& q = queues_[QueueKey{namespace_id, task.kind, task.queue}];
+    while (!q.pollers.empty() && !handed_to) {
+      const PollId id = q.pollers.front();
+      q.pollers.pop_front();
+      auto it = pollers_.find(id);
+      if (it == pollers_.end()) continue;
+      deadlines_.cancel(it->second.deadline);
+      handed_to = std::move(it->second.done);
+      pollers_.erase(it);
+    }
+    if (handed_to) {
+      queued_task_ids_.erase(task.task_id);
+    } else {
+      q.tasks.push_back(std::move(task));
+      return;
+    }
+  }
+  handed_to(std::move(task));
+}
+
+Matching::PollId Matching::poll(const QueueKey& key, DeadlineScheduler::SteadyTime deadline, PollCallback done) {
+  std::optional<TaskRecord> task;
+  PollId id = 0;
+  {
+    std::lock_guard lock(mu_);
+    id = next_poll_id_++;
+    if (!shut_down_) {
+      Queue& q = queues_[key];
+      if (!q.tasks.empty()) {
+        task = std::move(q.tasks.front());
+        q.tasks.pop_front();
+        queued_task_ids_.erase(task->task_id);
+      } else {
+        q.pollers.push_back(id);
+        Poller& p = pollers_[id];
+        p.key = key;
+        p.done = std::move(done);
+        p.deadline = deadlines_.schedule(deadline, [this, id] {
+          std::optional<PollCallback> expired;
+          {
+            std::lock_guard inner(mu_);
+            expired = take_poller_locked(id);
+          }
+          if (expired) (*expired)(std::nullopt);
+        });
+        return id;
+      }
+    }
+  }
+  done(std::move(task));  // a task at once, or nothing after shutdown
+  return id;
+}
+
+bool Matching::cancel(PollId id) {
+  std::optional<PollCallback> done;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pollers_.find(id);
+    if (it == pollers_.end()) return false;
+    deadlines_.cancel(it->second.deadline);
+    done = take_poller_locked(id);
+  }
+  (*done)(std::nullopt);
+  return true;
+}
+
+void Matching::shutdown() {
+  std::vector<PollCallback> parked;
+  {
+    std::lock_guard lock(mu_);
+    shut_down_ = true;
+    for (auto& [id, p] : pollers_) {
+      deadlines_.cancel(p.deadline);
+      parked.push_back(std::move(p.done));
+    }
+    pollers_.clear();
+    queues_.clear();
+    queued_task_ids_.clear();
+  }
+  for (auto& done : parked) done(std::nullopt);
+}
+
+size_t Matching::backlog(const QueueKey& key) const {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find(key);
+  return it == queues_.end() ? 0 : it->second.tasks.size();
+}
+
+std::optional<PollCallback> Matching::take_poller_locked(PollId id) {
+  auto it = pollers_.find(id);
+  if (it == pollers_.end()) return std::nullopt;
+  auto& waiting = queues_[it->second.key].pollers;
+  waiting.erase(std::remove(waiting.begin(), waiting.end(), id), waiting.end());
+  PollCallback done = std::move(it->second.done);
+  pollers_.erase(it);
+  return done;
+}
+
+}  // namespace reprise::engine

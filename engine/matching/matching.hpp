@@ -1,0 +1,89 @@
+// Matching: the in-memory task queues between committed tasks and polling
+// workers.
+//
+// A task enters when the transition that created it has committed (or when
+// the server rebuilds its queues from the store at start); a poll takes the
+// oldest task of its queue at once, or parks until one arrives or its
+// deadline passes. A parked poll holds no thread: it is a callback in a list.
+// Each queue hands out its tasks in the order they arrived, each task to one
+// poller. Queues are in memory only; the store's task table is the truth, and
+// a task handed out stays there until the engine records it started.
+//
+// Thread safety: all methods may be called from any thread. Callbacks run on
+// the thread that matched them (the adder's, the poller's or the deadline
+// scheduler's) with no lock held, and must not block.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "engine/deadline_scheduler.hpp"
+#include "engine/store/records.hpp"
+
+namespace reprise::engine {
+
+struct QueueKey {
+  std::string namespace_id;
+  TaskKind kind = TaskKind::kWorkflowTask;
+  std::string queue;
+  friend auto operator<=>(const QueueKey&, const QueueKey&) = default;
+};
+
+// The task, or nothing when the poll's deadline passed, it was cancelled, or
+// matching is shutting down.
+using PollCallback = std::function<void(std::optional<TaskRecord>)>;
+
+class Matching {
+ public:
+  using PollId = uint64_t;
+
+  explicit Matching(DeadlineScheduler& deadlines) : deadlines_(deadlines) {}
+
+  // Adds a committed task. A task id already queued is ignored, so rebuilding
+  // from the store may overlap with new commits.
+  void add(const std::string& namespace_id, TaskRecord task);
+
+  // Takes the oldest task of `key` now, or parks until one arrives or
+  // `deadline`. Returns an id for cancel().
+  PollId poll(const QueueKey& key, DeadlineScheduler::SteadyTime deadline, PollCallback done);
+
+  // Ends a parked poll with no task (its caller went away). False if it had
+  // already ended.
+  bool cancel(PollId id);
+
+  // Ends every parked poll with no task; later polls end at once.
+  void shutdown();
+
+  size_t backlog(const QueueKey& key) const;
+
+ private:
+  struct Queue {
+    std::deque<TaskRecord> tasks;
+    std::deque<PollId> pollers;  // oldest first
+  };
+  struct Poller {
+    QueueKey key;
+    PollCallback done;
+    DeadlineScheduler::Id deadline = 0;
+  };
+
+  // Removes a parked poller; returns its callback, or nothing if it is gone.
+  std::optional<PollCallback> take_poller_locked(PollId id);
+
+  DeadlineScheduler& deadlines_;
+  mutable std::mutex mu_;
+  std::map<QueueKey, Queue> queues_;
+  std::unordered_map<PollId, Poller> pollers_;
+  std::set<int64_t> queued_task_ids_;
+  PollId next_poll_id_ = 1;
+  bool shut_down_ = false;
+};
+
+}  // namespace reprise::engine
