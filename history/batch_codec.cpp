@@ -47,8 +47,8 @@ Result<std::string> EventBatchCodec::encode_events(const Events& events) {
     google::protobuf::io::CodedOutputStream out(&stream);
     for (const v1::HistoryEvent& e : events) {
       if (previous_id != 0 && e.event_id() != previous_id + 1) {
-        return Status::data_loss("cannot encode: event batch is not consecutive: event " +
-                                 std::to_string(previous_id) + " is followed by " + std::to_string(e.event_id()));
+        return Status::data_loss("cannot encode: event batch is not consecutive: event " + std::to_string(previous_id) +
+                                 " is followed by " + std::to_string(e.event_id()));
       }
       previous_id = e.event_id();
       out.WriteTag(kHistoryEventsTag);

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "history/proto_time.hpp"
+
 namespace reprise::history {
 
 namespace {
@@ -32,21 +34,8 @@ std::string event_type_name(v1::EventType type) {
   return name.empty() ? "Unknown" : name;
 }
 
-void set_event_time(v1::HistoryEvent& event, TimePoint time) {
-  const int64_t ns = to_unix_nanos(time);
-  auto* ts = event.mutable_event_time();
-  int64_t seconds = ns / 1'000'000'000;
-  int64_t nanos = ns % 1'000'000'000;
-  if (nanos < 0) {  // Timestamp wants non-negative nanos
-    nanos += 1'000'000'000;
-    seconds -= 1;
-  }
-  ts->set_seconds(seconds);
-  ts->set_nanos(static_cast<int32_t>(nanos));
-}
+void set_event_time(v1::HistoryEvent& event, TimePoint time) { set_time(event.mutable_event_time(), time); }
 
-TimePoint event_time(const v1::HistoryEvent& event) {
-  return from_unix_nanos(event.event_time().seconds() * 1'000'000'000 + event.event_time().nanos());
-}
+TimePoint event_time(const v1::HistoryEvent& event) { return to_time(event.event_time()); }
 
 }  // namespace reprise::history

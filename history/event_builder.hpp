@@ -51,6 +51,15 @@ class HistoryBuilder {
     return attributes;
   }
 
+  // Appends an event whose attributes are already set, fixing its id, time
+  // and type.
+  v1::HistoryEvent& append(v1::HistoryEvent event) {
+    event.set_event_id(next_event_id_++);
+    set_event_time(event, time_);
+    event.set_event_type(event_type_for(event.attributes_case()));
+    return events_.emplace_back(std::move(event));
+  }
+
   int64_t next_event_id() const { return next_event_id_; }
   bool empty() const { return events_.empty(); }
   const std::vector<v1::HistoryEvent>& events() const { return events_; }

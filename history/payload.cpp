@@ -47,7 +47,8 @@ Status compress_if_large(v1::Payload& payload, size_t threshold, ZstdCodec& zstd
 }
 
 Result<std::string> uncompressed_data(const v1::Payload& payload, ZstdCodec& zstd) {
-  if (is_claim_check(payload)) return Status::failed_precondition("payload is a claim-check reference; resolve it first");
+  if (is_claim_check(payload))
+    return Status::failed_precondition("payload is a claim-check reference; resolve it first");
   if (!is_compressed(payload)) return payload.data();
   return zstd.decompress(payload.data());
 }

@@ -23,14 +23,14 @@ enum class StatusCode : int {
   kNotFound = 5,
   kAlreadyExists = 6,
   kPermissionDenied = 7,
-  kResourceExhausted = 8,  // limits, full disk
-  kFailedPrecondition = 9, // wrong state, e.g. newer schema
-  kAborted = 10,           // lost a conditional write: stale version or token
+  kResourceExhausted = 8,   // limits, full disk
+  kFailedPrecondition = 9,  // wrong state, e.g. newer schema
+  kAborted = 10,            // lost a conditional write: stale version or token
   kOutOfRange = 11,
   kUnimplemented = 12,
   kInternal = 13,
   kUnavailable = 14,
-  kDataLoss = 15,          // corrupt or truncated data
+  kDataLoss = 15,  // corrupt or truncated data
 };
 
 std::string_view status_code_name(StatusCode code);
@@ -87,11 +87,14 @@ class [[nodiscard]] Result {
   }
   T& value() & { return std::get<T>(v_); }
   const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
+  // Rvalue access returns the value itself, so `for (auto& x : *f())` owns
+  // what it iterates instead of dangling into a destroyed Result.
+  T value() && { return std::get<T>(std::move(v_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T operator*() && { return std::move(*this).value(); }
 
  private:
   std::variant<T, Status> v_;
@@ -100,8 +103,8 @@ class [[nodiscard]] Result {
 }  // namespace reprise
 
 // Returns early from a function returning Status or Result<T> on error.
-#define REPRISE_RETURN_IF_ERROR(expr)              \
-  do {                                             \
-    ::reprise::Status reprise_status_ = (expr);    \
+#define REPRISE_RETURN_IF_ERROR(expr)                     \
+  do {                                                    \
+    ::reprise::Status reprise_status_ = (expr);           \
     if (!reprise_status_.is_ok()) return reprise_status_; \
   } while (0)

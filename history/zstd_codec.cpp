@@ -6,8 +6,7 @@
 
 namespace reprise::history {
 
-ZstdCodec::ZstdCodec(ZstdOptions options)
-    : options_(options), cctx_(ZSTD_createCCtx()), dctx_(ZSTD_createDCtx()) {
+ZstdCodec::ZstdCodec(ZstdOptions options) : options_(options), cctx_(ZSTD_createCCtx()), dctx_(ZSTD_createDCtx()) {
   if (cctx_ == nullptr || dctx_ == nullptr) throw std::bad_alloc();
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, options_.level);
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_windowLog, options_.window_log);

@@ -178,21 +178,31 @@ int main(int argc, char** argv) {
   v1::Payload result = history::make_payload(history::kEncodingJson, big);
   const std::string blob_bytes = history::make_claim_check(result);
   const BlobInfo blob = check(store->blobs().put(blob_bytes));
-  report.step("activity completed: 5 MB result by claim-check", [&](auto& b) {
-    b.add(&v1::HistoryEvent::mutable_activity_task_started)->set_attempt(1);
-    *b.add(&v1::HistoryEvent::mutable_activity_task_completed)->mutable_result()->add_payloads() = result;
-    b.add(&v1::HistoryEvent::mutable_workflow_task_scheduled);
-  }, [&](Transition& t) { t.add_blob_refs.push_back({blob.sha256, report.key()}); });
+  report.step(
+      "activity completed: 5 MB result by claim-check",
+      [&](auto& b) {
+        b.add(&v1::HistoryEvent::mutable_activity_task_started)->set_attempt(1);
+        *b.add(&v1::HistoryEvent::mutable_activity_task_completed)->mutable_result()->add_payloads() = result;
+        b.add(&v1::HistoryEvent::mutable_workflow_task_scheduled);
+      },
+      [&](Transition& t) {
+        t.add_blob_refs.push_back({blob.sha256, report.key()});
+      });
 
   // A workflow parked on a 24h timer: the timer is a durable row.
   Run sleeper(*store, clock, "sleeper-1", "reminder");
   sleeper.step("start", [](auto& b) { started(b, "reminder", "{}"); });
-  sleeper.step("workflow task: start a 24h timer", [](auto& b) {
-    task_done(b);
-    auto* timer = b.add(&v1::HistoryEvent::mutable_timer_started);
-    timer->set_timer_id("remind");
-    timer->mutable_start_to_fire_timeout()->set_seconds(24 * 3600);
-  }, [&](Transition& t) { t.add_timers.push_back({0, clock.now() + std::chrono::hours(24), sleeper.key(), "remind"}); });
+  sleeper.step(
+      "workflow task: start a 24h timer",
+      [](auto& b) {
+        task_done(b);
+        auto* timer = b.add(&v1::HistoryEvent::mutable_timer_started);
+        timer->set_timer_id("remind");
+        timer->mutable_start_to_fire_timeout()->set_seconds(24 * 3600);
+      },
+      [&](Transition& t) {
+        t.add_timers.push_back({0, clock.now() + std::chrono::hours(24), sleeper.key(), "remind"});
+      });
 
   print_history(*store, hello.key());
   print_history(*store, report.key());

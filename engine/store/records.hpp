@@ -116,7 +116,7 @@ struct Transition {
   std::vector<ExecutionWrite> executions;
   std::vector<CurrentRunWrite> current_runs;
   std::vector<TaskRecord> add_tasks;
-  std::vector<int64_t> remove_tasks;   // each must exist (else ABORTED)
+  std::vector<int64_t> remove_tasks;  // each must exist (else ABORTED)
   std::vector<TimerRecord> add_timers;
   std::vector<int64_t> remove_timers;  // each must exist (else ABORTED)
   std::vector<VisibilityRecord> visibility;

@@ -113,9 +113,9 @@ CREATE INDEX blob_refs_by_owner ON blob_refs (namespace, workflow_id, run_id);
 };
 
 Status set_version(SqliteDb& db, int version) {
-  Result<Statement> stmt =
-      db.prepare("INSERT INTO reprise_meta (key, value) VALUES ('schema_version', ?1) "
-                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  Result<Statement> stmt = db.prepare(
+      "INSERT INTO reprise_meta (key, value) VALUES ('schema_version', ?1) "
+      "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   if (!stmt) return stmt.status();
   return stmt->bind(1, std::to_string(version)).run();
 }
@@ -169,9 +169,9 @@ Status migrate(SqliteDb& db, std::span<const Migration> migrations) {
   if (!found) return fail(found.status());
   const int latest = migrations.back().version;
   if (*found > latest) {
-    return fail(Status::failed_precondition("database '" + db.path() + "' has schema version " +
-                                            std::to_string(*found) + ", newer than the version " +
-                                            std::to_string(latest) + " this build of Reprise supports; upgrade Reprise"));
+    return fail(Status::failed_precondition(
+        "database '" + db.path() + "' has schema version " + std::to_string(*found) + ", newer than the version " +
+        std::to_string(latest) + " this build of Reprise supports; upgrade Reprise"));
   }
   for (const Migration& m : migrations) {
     if (m.version <= *found) continue;

@@ -60,8 +60,7 @@ class SqliteBlobWriter final : public BlobWriter {
     info.size = size_;
     const int64_t now = to_unix_nanos(store_.clock_.now());
     Status s = store_.in_transaction([&](SqliteDb& db) -> Status {
-      Result<Statement> touch =
-          db.prepare("UPDATE blobs SET touched_at = ?2 WHERE sha256 = ?1 AND complete = 1");
+      Result<Statement> touch = db.prepare("UPDATE blobs SET touched_at = ?2 WHERE sha256 = ?1 AND complete = 1");
       if (!touch) return touch.status();
       REPRISE_RETURN_IF_ERROR(touch->bind_blob(1, history::as_bytes(info.sha256)).bind(2, now).run());
       if (db.changes() > 0) {
@@ -91,9 +90,9 @@ class SqliteBlobWriter final : public BlobWriter {
     const int64_t now = to_unix_nanos(store_.clock_.now());
     Status s = store_.in_transaction([&](SqliteDb& db) -> Status {
       if (blob_id_ == 0) {
-        Result<Statement> create =
-            db.prepare("INSERT INTO blobs (sha256, size, complete, touched_at) VALUES (NULL, 0, 0, ?1) "
-                       "RETURNING blob_id");
+        Result<Statement> create = db.prepare(
+            "INSERT INTO blobs (sha256, size, complete, touched_at) VALUES (NULL, 0, 0, ?1) "
+            "RETURNING blob_id");
         if (!create) return create.status();
         Result<bool> row = create->bind(1, now).step();
         if (!row) return row.status();

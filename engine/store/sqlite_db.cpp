@@ -1,7 +1,6 @@
 #include "engine/store/sqlite_db.hpp"
 
 #include <sqlite3.h>
-
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 
@@ -37,19 +36,28 @@ std::string diagnose_write_failure(const std::string& path) {
 
 StatusCode code_for(int rc) {
   switch (rc & 0xff) {
-    case SQLITE_FULL: return StatusCode::kResourceExhausted;
+    case SQLITE_FULL:
+      return StatusCode::kResourceExhausted;
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return StatusCode::kDataLoss;
+    case SQLITE_NOTADB:
+      return StatusCode::kDataLoss;
     case SQLITE_READONLY:
     case SQLITE_PERM:
-    case SQLITE_AUTH: return StatusCode::kPermissionDenied;
+    case SQLITE_AUTH:
+      return StatusCode::kPermissionDenied;
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return StatusCode::kUnavailable;
-    case SQLITE_CONSTRAINT: return StatusCode::kFailedPrecondition;
-    case SQLITE_CANTOPEN: return StatusCode::kFailedPrecondition;
-    case SQLITE_TOOBIG: return StatusCode::kResourceExhausted;
-    case SQLITE_IOERR: return StatusCode::kUnavailable;
-    default: return StatusCode::kInternal;
+    case SQLITE_LOCKED:
+      return StatusCode::kUnavailable;
+    case SQLITE_CONSTRAINT:
+      return StatusCode::kFailedPrecondition;
+    case SQLITE_CANTOPEN:
+      return StatusCode::kFailedPrecondition;
+    case SQLITE_TOOBIG:
+      return StatusCode::kResourceExhausted;
+    case SQLITE_IOERR:
+      return StatusCode::kUnavailable;
+    default:
+      return StatusCode::kInternal;
   }
 }
 }  // namespace
@@ -103,7 +111,8 @@ int64_t Statement::column_int(int index) const { return sqlite3_column_int64(stm
 
 std::string Statement::column_text(int index) const {
   const auto* p = sqlite3_column_text(stmt_, index);
-  return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, index));
+  return p == nullptr ? std::string()
+                      : std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, index));
 }
 
 std::string Statement::column_blob(int index) const { return std::string(column_blob_view(index)); }

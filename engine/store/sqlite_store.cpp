@@ -48,8 +48,8 @@ Status integrity_check(SqliteDb& db) {
 // Page tokens carry the sort key of the last record shown, hex-encoded so any
 // workflow id survives the trip.
 std::string encode_page_token(const VisibilityRecord& last) {
-  const std::string raw = std::to_string(to_unix_nanos(last.start_time)) + '\0' + last.key.workflow_id + '\0' +
-                          last.key.run_id;
+  const std::string raw =
+      std::to_string(to_unix_nanos(last.start_time)) + '\0' + last.key.workflow_id + '\0' + last.key.run_id;
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (unsigned char c : raw) {

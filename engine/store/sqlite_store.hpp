@@ -20,7 +20,7 @@ namespace reprise::engine {
 
 struct StoreOptions {
   Durability durability = Durability::kFull;
-  int max_batch = 128;           // transitions per SQLite transaction
+  int max_batch = 128;  // transitions per SQLite transaction
   int read_connections = 4;
   bool integrity_check = false;  // PRAGMA quick_check on open (reads the whole file)
   BlobStoreOptions blobs;

@@ -32,7 +32,9 @@ Status explain_lost_update(SqliteDb& db, const ExecutionWrite& w) {
 }  // namespace
 
 TransitionWriter::TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, FaultHook fault_hook)
-    : db_(std::move(db)), max_batch_(max_batch < 1 ? 1 : max_batch), fault_hook_(std::move(fault_hook)),
+    : db_(std::move(db)),
+      max_batch_(max_batch < 1 ? 1 : max_batch),
+      fault_hook_(std::move(fault_hook)),
       thread_([this] { run(); }) {}
 
 TransitionWriter::~TransitionWriter() {
@@ -81,9 +83,7 @@ void TransitionWriter::run() {
 void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
   std::vector<Result<CommitResult>> outcomes;
   outcomes.reserve(batch.size());
-  auto fail_all = [&](const Status& s) {
-    outcomes.assign(batch.size(), Result<CommitResult>(s));
-  };
+  auto fail_all = [&](const Status& s) { outcomes.assign(batch.size(), Result<CommitResult>(s)); };
 
   Status status = db_->exec("BEGIN IMMEDIATE");
   if (!status.is_ok()) {

@@ -27,8 +27,9 @@ struct CrashRun {
 // Runs the writer, killing it after `kill_after_acks` acknowledgements (0:
 // let a fault point do it), and collects what it acknowledged.
 CrashRun run_writer(const std::string& db, int kill_after_acks, std::vector<std::string> fault) {
-  std::vector<std::string> args = {testing::store_child_path(), "write", db, std::to_string(kThreads),
-                                   std::to_string(kExecutions), std::to_string(kSteps)};
+  std::vector<std::string> args = {
+      testing::store_child_path(), "write", db, std::to_string(kThreads), std::to_string(kExecutions),
+      std::to_string(kSteps)};
   args.insert(args.end(), fault.begin(), fault.end());
   ChildProcess child(args);
   EXPECT_TRUE(child.started());

@@ -31,8 +31,9 @@ TEST(Schema, OlderSchemaIsMigratedInPlaceKeepingData) {
   TempDir dir;
   const std::string path = dir.file("old.db");
   const Migration v1[] = {
-      {1, "CREATE TABLE reprise_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-          "CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT);"},
+      {1,
+       "CREATE TABLE reprise_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+       "CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT);"},
   };
   const Migration v2[] = {
       v1[0],

@@ -34,7 +34,8 @@ class SqliteStoreTest : public ::testing::Test {
 Transition start(const ExecutionKey& k) {
   Transition t;
   t.executions.push_back(step(k, 1));
-  t.current_runs.push_back({{k.namespace_id, k.workflow_id, k.run_id, v1::WORKFLOW_EXECUTION_STATUS_RUNNING, "req-1"}, ""});
+  t.current_runs.push_back(
+      {{k.namespace_id, k.workflow_id, k.run_id, v1::WORKFLOW_EXECUTION_STATUS_RUNNING, "req-1"}, ""});
   t.add_tasks.push_back({0, TaskKind::kWorkflowTask, "orders", k, "wft"});
   t.add_timers.push_back({0, from_unix_nanos(5'000), k, "run-timeout"});
   t.visibility.push_back({k, "checkout", "orders", v1::WORKFLOW_EXECUTION_STATUS_RUNNING, from_unix_nanos(1'000), {}});
@@ -239,8 +240,8 @@ TEST_F(SqliteStoreTest, ListExecutionsFiltersAndPages) {
   for (int i = 0; i < 25; ++i) {
     const auto k = key("wf-" + std::to_string(i));
     Transition t;
-    VisibilityRecord v{k, i % 2 ? "odd" : "even", "q", v1::WORKFLOW_EXECUTION_STATUS_RUNNING,
-                       from_unix_nanos(1'000 + i / 3), {}};
+    VisibilityRecord v{
+        k, i % 2 ? "odd" : "even", "q", v1::WORKFLOW_EXECUTION_STATUS_RUNNING, from_unix_nanos(1'000 + i / 3), {}};
     if (i % 5 == 0) {
       v.status = v1::WORKFLOW_EXECUTION_STATUS_COMPLETED;
       v.close_time = from_unix_nanos(9'000);

@@ -89,8 +89,8 @@ int main(int argc, char** argv) {
 
   if (mode == "write" && argc >= 6) {
     if (argc == 8) {
-      const FaultPoint point = std::strcmp(argv[6], "before-commit") == 0 ? FaultPoint::kBeforeCommit
-                                                                          : FaultPoint::kAfterCommit;
+      const FaultPoint point =
+          std::strcmp(argv[6], "before-commit") == 0 ? FaultPoint::kBeforeCommit : FaultPoint::kAfterCommit;
       const int at = std::atoi(argv[7]);
       auto seen = std::make_shared<std::atomic<int>>(0);
       options.fault_hook = [point, at, seen](FaultPoint p) {

@@ -1,0 +1,868 @@
+#include "engine/execution/mutable_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "history/proto_time.hpp"
+
+namespace reprise::engine {
+
+namespace {
+
+using std::chrono::nanoseconds;
+
+constexpr nanoseconds kRetryInitial = std::chrono::seconds(1);
+constexpr double kRetryCoefficient = 2.0;
+
+std::string token_error(const char* what) { return std::string("stale or unknown task token: ") + what; }
+
+bool positive(const google::protobuf::Duration& d) { return to_nanos(d).count() > 0; }
+bool negative(const google::protobuf::Duration& d) { return to_nanos(d).count() < 0; }
+
+// Backoff before attempt `next_attempt` (2, 3, …) under `policy`.
+nanoseconds retry_backoff(const v1::RetryPolicy& policy, int next_attempt) {
+  const nanoseconds initial = positive(policy.initial_interval()) ? to_nanos(policy.initial_interval()) : kRetryInitial;
+  const double coefficient = policy.backoff_coefficient() >= 1.0 ? policy.backoff_coefficient() : kRetryCoefficient;
+  const nanoseconds maximum = positive(policy.maximum_interval()) ? to_nanos(policy.maximum_interval()) : initial * 100;
+  const double scaled = static_cast<double>(initial.count()) * std::pow(coefficient, next_attempt - 2);
+  return scaled >= static_cast<double>(maximum.count()) ? maximum : nanoseconds(static_cast<int64_t>(scaled));
+}
+
+v1::Failure timeout_failure(v1::TimeoutType type, const v1::Failure& last_failure) {
+  v1::Failure f;
+  f.set_kind(v1::FAILURE_KIND_TIMEOUT);
+  f.set_timeout_type(type);
+  f.set_source("server");
+  f.set_message("activity timed out (" + v1::TimeoutType_Name(type).substr(13) + ")");
+  if (!last_failure.message().empty()) *f.mutable_cause() = last_failure;
+  return f;
+}
+
+}  // namespace
+
+MutableState::MutableState(ExecutionKey key, TimePoint now, const EngineConfig& config)
+    : MutableState(std::move(key), internal::ExecutionState(), 0, 1, now, config) {}
+
+MutableState::MutableState(ExecutionKey key, internal::ExecutionState state, int64_t version, int64_t next_event_id,
+                           TimePoint now, const EngineConfig& config)
+    : key_(std::move(key)),
+      state_(std::move(state)),
+      version_(version),
+      now_(now),
+      config_(config),
+      builder_(next_event_id, now) {}
+
+Result<MutableState> MutableState::load(const ExecutionRecord& record, TimePoint now, const EngineConfig& config) {
+  internal::ExecutionState state;
+  if (!state.ParseFromString(record.state)) {
+    return Status::data_loss("state of execution " + record.key.to_string() + " does not parse");
+  }
+  return MutableState(record.key, std::move(state), record.version, record.next_event_id, now, config);
+}
+
+std::string MutableState::encode_token(const internal::TaskToken& token) { return token.SerializeAsString(); }
+
+Result<internal::TaskToken> MutableState::decode_token(std::string_view bytes) {
+  internal::TaskToken token;
+  if (bytes.empty() || !token.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+      token.workflow_id().empty() || token.run_id().empty() || token.scheduled_event_id() <= 0) {
+    return Status::invalid_argument("task_token is malformed");
+  }
+  return token;
+}
+
+// --- events ---
+
+v1::HistoryEvent& MutableState::append(v1::HistoryEvent event) { return builder_.append(std::move(event)); }
+
+v1::HistoryEvent& MutableState::deliver(v1::HistoryEvent event) {
+  if (state_.has_workflow_task() && state_.workflow_task().started_event_id() != 0) {
+    auto* buffered = state_.add_buffered_events();
+    *buffered = std::move(event);
+    return *buffered;
+  }
+  wake_pending_ = true;
+  return append(std::move(event));
+}
+
+void MutableState::flush_buffered_events() {
+  int64_t last_activity_started = 0;
+  for (auto& e : *state_.mutable_buffered_events()) {
+    // Activity close events point at the started event just before them,
+    // whose id is only known now.
+    v1::HistoryEvent& written = append(std::move(e));
+    switch (written.attributes_case()) {
+      case v1::HistoryEvent::kActivityTaskStarted:
+        last_activity_started = written.event_id();
+        break;
+      case v1::HistoryEvent::kActivityTaskCompleted:
+        written.mutable_activity_task_completed()->set_started_event_id(last_activity_started);
+        break;
+      case v1::HistoryEvent::kActivityTaskFailed:
+        written.mutable_activity_task_failed()->set_started_event_id(last_activity_started);
+        break;
+      case v1::HistoryEvent::kActivityTaskTimedOut:
+        written.mutable_activity_task_timed_out()->set_started_event_id(last_activity_started);
+        break;
+      default:
+        break;
+    }
+  }
+  if (state_.buffered_events_size() > 0) wake_pending_ = true;
+  state_.clear_buffered_events();
+}
+
+// --- start ---
+
+Status MutableState::start(const v1::StartWorkflowRequest& r) {
+  if (version_ != 0) return Status::failed_precondition("execution " + key_.to_string() + " has already started");
+  if (r.workflow_type().name().empty()) return Status::invalid_argument("workflow_type.name is required");
+  if (r.task_queue().name().empty()) return Status::invalid_argument("task_queue.name is required");
+  if (r.workflow_type().name().size() > config_.max_id_length) {
+    return Status::invalid_argument("workflow_type.name is longer than " + std::to_string(config_.max_id_length));
+  }
+  if (r.task_queue().name().size() > config_.max_id_length) {
+    return Status::invalid_argument("task_queue.name is longer than " + std::to_string(config_.max_id_length));
+  }
+  for (const auto* d : {&r.workflow_execution_timeout(), &r.workflow_run_timeout(), &r.workflow_task_timeout()}) {
+    if (negative(*d)) return Status::invalid_argument("workflow timeouts must not be negative");
+  }
+  state_.mutable_workflow_type()->CopyFrom(r.workflow_type());
+  state_.mutable_task_queue()->set_name(r.task_queue().name());
+  state_.mutable_task_queue()->set_kind(v1::TASK_QUEUE_KIND_NORMAL);
+  if (positive(r.workflow_task_timeout())) {
+    *state_.mutable_workflow_task_timeout() = r.workflow_task_timeout();
+  } else {
+    set_duration(state_.mutable_workflow_task_timeout(), config_.default_workflow_task_timeout);
+  }
+  *state_.mutable_workflow_run_timeout() = r.workflow_run_timeout();
+  *state_.mutable_workflow_execution_timeout() = r.workflow_execution_timeout();
+  set_time(state_.mutable_start_time(), now_);
+  state_.set_status(v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
+  state_.set_start_request_id(r.request_id());
+  state_.set_workflow_task_attempt(1);
+
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_execution_started();
+  *a->mutable_workflow_type() = r.workflow_type();
+  *a->mutable_task_queue() = state_.task_queue();
+  *a->mutable_input() = r.input();
+  *a->mutable_workflow_execution_timeout() = r.workflow_execution_timeout();
+  *a->mutable_workflow_run_timeout() = r.workflow_run_timeout();
+  *a->mutable_workflow_task_timeout() = state_.workflow_task_timeout();
+  a->set_original_execution_run_id(key_.run_id);
+  a->set_attempt(1);
+  *a->mutable_retry_policy() = r.retry_policy();
+  a->set_identity(r.identity());
+  a->set_request_id(r.request_id());
+  append(std::move(e));
+
+  // The run timeout bounds this run; the execution timeout would bound a
+  // continue-as-new chain, which is the same thing until runs chain.
+  nanoseconds limit = to_nanos(r.workflow_run_timeout());
+  const nanoseconds execution_limit = to_nanos(r.workflow_execution_timeout());
+  if (execution_limit.count() > 0 && (limit.count() == 0 || execution_limit < limit)) limit = execution_limit;
+  if (limit.count() > 0) {
+    internal::TimerTask t;
+    t.set_kind(internal::TimerTask::KIND_RUN_TIMEOUT);
+    add_timer(now_ + limit, t);
+  }
+  schedule_workflow_task();
+  return Status::ok();
+}
+
+// --- workflow tasks ---
+
+void MutableState::schedule_workflow_task() {
+  const int attempt = std::max(1, state_.workflow_task_attempt());
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_task_scheduled();
+  *a->mutable_task_queue() = state_.task_queue();
+  *a->mutable_start_to_close_timeout() = state_.workflow_task_timeout();
+  a->set_attempt(attempt);
+  const int64_t scheduled_event_id = append(std::move(e)).event_id();
+
+  auto* wt = state_.mutable_workflow_task();
+  wt->Clear();
+  wt->set_scheduled_event_id(scheduled_event_id);
+  wt->set_attempt(attempt);
+  set_time(wt->mutable_scheduled_time(), now_);
+
+  internal::TaskPayload payload;
+  payload.set_scheduled_event_id(scheduled_event_id);
+  payload.set_attempt(attempt);
+  tasks_.push_back({0, TaskKind::kWorkflowTask, state_.task_queue().name(), key_, payload.SerializeAsString()});
+}
+
+void MutableState::wake_workflow() {
+  if (closed() || state_.has_workflow_task()) return;
+  schedule_workflow_task();
+}
+
+Result<Applied> MutableState::start_workflow_task(const internal::TaskPayload& payload, const std::string& identity,
+                                                  v1::PollWorkflowTaskResponse& response) {
+  if (closed() || !state_.has_workflow_task()) return Applied::kStale;
+  auto* wt = state_.mutable_workflow_task();
+  if (wt->scheduled_event_id() != payload.scheduled_event_id() || wt->attempt() != payload.attempt() ||
+      wt->started_event_id() != 0) {
+    return Applied::kStale;
+  }
+  v1::HistoryEvent e;
+  e.mutable_workflow_task_started()->set_scheduled_event_id(wt->scheduled_event_id());
+  e.mutable_workflow_task_started()->set_identity(identity);
+  v1::HistoryEvent& started = append(std::move(e));
+  const int64_t started_event_id = started.event_id();
+  // The history's size including this event, whose own size depends on the
+  // number: settle it in two rounds (a varint grows by at most a byte).
+  int64_t before = state_.history_bytes();
+  for (const auto& ev : builder_.events()) before += ev.event_id() == started_event_id ? 0 : history::event_bytes(ev);
+  auto* a = started.mutable_workflow_task_started();
+  for (int round = 0; round < 2; ++round) a->set_history_size_bytes(before + history::event_bytes(started));
+  const history::HistorySize projected{state_.history_events() + static_cast<int64_t>(builder_.events().size()),
+                                       a->history_size_bytes()};
+  a->set_suggest_continue_as_new(history::check_limits(projected, config_.history_limits) != history::LimitLevel::kOk);
+  wt->set_started_event_id(started_event_id);
+  wt->set_started_identity(identity);
+  set_time(wt->mutable_started_time(), now_);
+
+  internal::TimerTask timeout;
+  timeout.set_kind(internal::TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
+  timeout.set_scheduled_event_id(wt->scheduled_event_id());
+  timeout.set_attempt(wt->attempt());
+  add_timer(now_ + to_nanos(state_.workflow_task_timeout()), timeout);
+
+  internal::TaskToken token;
+  token.set_namespace_(key_.namespace_id);
+  token.set_workflow_id(key_.workflow_id);
+  token.set_run_id(key_.run_id);
+  token.set_scheduled_event_id(wt->scheduled_event_id());
+  token.set_started_event_id(started_event_id);
+  token.set_attempt(wt->attempt());
+  response.set_task_token(encode_token(token));
+  response.mutable_workflow_execution()->set_workflow_id(key_.workflow_id);
+  response.mutable_workflow_execution()->set_run_id(key_.run_id);
+  *response.mutable_workflow_type() = state_.workflow_type();
+  response.set_previous_started_event_id(state_.last_completed_started_event_id());
+  response.set_started_event_id(started_event_id);
+  response.set_attempt(wt->attempt());
+  return Applied::kYes;
+}
+
+Status MutableState::check_open() const {
+  if (closed()) return Status::failed_precondition("workflow execution " + key_.to_string() + " is closed");
+  return Status::ok();
+}
+
+Status MutableState::check_workflow_task_token(const internal::TaskToken& token) const {
+  if (token.activity()) return Status::invalid_argument("task_token belongs to an activity task");
+  if (closed() || !state_.has_workflow_task()) return Status::not_found(token_error("no workflow task is running"));
+  const auto& wt = state_.workflow_task();
+  if (wt.scheduled_event_id() != token.scheduled_event_id() || wt.started_event_id() != token.started_event_id() ||
+      wt.attempt() != token.attempt() || wt.started_event_id() == 0) {
+    return Status::not_found(token_error("the workflow task it names is no longer running"));
+  }
+  return Status::ok();
+}
+
+Status MutableState::complete_workflow_task(const internal::TaskToken& token,
+                                            const v1::CompleteWorkflowTaskRequest& request) {
+  REPRISE_RETURN_IF_ERROR(check_workflow_task_token(token));
+  const auto wt = state_.workflow_task();
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_task_completed();
+  a->set_scheduled_event_id(wt.scheduled_event_id());
+  a->set_started_event_id(wt.started_event_id());
+  a->set_identity(request.identity());
+  const int64_t completed_event_id = append(std::move(e)).event_id();
+  state_.clear_workflow_task();
+  state_.set_workflow_task_attempt(1);
+  state_.clear_last_workflow_task_failure();
+  state_.set_last_completed_started_event_id(wt.started_event_id());
+
+  for (size_t i = 0; i < static_cast<size_t>(request.commands_size()); ++i) {
+    if (closed()) {
+      return Status::invalid_argument("command " + std::to_string(i) + " (" +
+                                      v1::CommandType_Name(request.commands(i).command_type()) +
+                                      ") follows a command that closed the workflow");
+    }
+    REPRISE_RETURN_IF_ERROR(apply_command(request.commands(i), completed_event_id, i));
+  }
+  if (closed() && state_.buffered_events_size() > 0) {
+    // The workflow would close without seeing what arrived while it ran.
+    return Status::failed_precondition(
+        "new events arrived while the workflow task ran; the workflow must see them before it closes");
+  }
+  if (!closed()) flush_buffered_events();
+  return Status::ok();
+}
+
+Status MutableState::fail_workflow_task(const internal::TaskToken& token, const v1::FailWorkflowTaskRequest& request) {
+  REPRISE_RETURN_IF_ERROR(check_workflow_task_token(token));
+  const auto wt = state_.workflow_task();
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_task_failed();
+  a->set_scheduled_event_id(wt.scheduled_event_id());
+  a->set_started_event_id(wt.started_event_id());
+  a->set_cause(request.cause());
+  *a->mutable_failure() = request.failure();
+  a->set_identity(request.identity());
+  append(std::move(e));
+  state_.clear_workflow_task();
+  *state_.mutable_last_workflow_task_failure() = request.failure();
+  const int next_attempt = wt.attempt() + 1;
+  state_.set_workflow_task_attempt(next_attempt);
+  // Events that arrived meanwhile are written now; the retry sees them.
+  for (auto& buffered : *state_.mutable_buffered_events()) append(std::move(buffered));
+  state_.clear_buffered_events();
+
+  v1::RetryPolicy backoff_policy;
+  set_duration(backoff_policy.mutable_maximum_interval(), config_.max_workflow_task_backoff);
+  internal::TimerTask retry;
+  retry.set_kind(internal::TimerTask::KIND_WORKFLOW_TASK_RETRY);
+  retry.set_attempt(next_attempt);
+  add_timer(now_ + retry_backoff(backoff_policy, next_attempt), retry);
+  return Status::ok();
+}
+
+// --- commands ---
+
+Status MutableState::apply_command(const v1::Command& c, int64_t completed_event_id, size_t index) {
+  const std::string where = "command " + std::to_string(index) + " (" + v1::CommandType_Name(c.command_type()) + ")";
+  using C = v1::Command;
+  switch (c.attributes_case()) {
+    case C::kScheduleActivityTask:
+      return schedule_activity(c.schedule_activity_task(), completed_event_id, index);
+    case C::kRequestCancelActivityTask: {
+      const int64_t id = c.request_cancel_activity_task().scheduled_event_id();
+      auto it = state_.mutable_activities()->find(id);
+      if (it == state_.mutable_activities()->end()) {
+        return Status::invalid_argument(where + ": no pending activity was scheduled by event " + std::to_string(id));
+      }
+      request_cancel_activity(it->second, id, completed_event_id);
+      return Status::ok();
+    }
+    case C::kStartTimer: {
+      const auto& t = c.start_timer();
+      if (t.timer_id().empty()) return Status::invalid_argument(where + ": timer_id is required");
+      if (t.timer_id().size() > config_.max_id_length)
+        return Status::invalid_argument(where + ": timer_id is too long");
+      if (!positive(t.start_to_fire_timeout())) {
+        return Status::invalid_argument(where + ": start_to_fire_timeout must be positive");
+      }
+      if (state_.timers().contains(t.timer_id())) {
+        return Status::invalid_argument(where + ": timer '" + t.timer_id() + "' is already running");
+      }
+      v1::HistoryEvent e;
+      auto* a = e.mutable_timer_started();
+      a->set_timer_id(t.timer_id());
+      *a->mutable_start_to_fire_timeout() = t.start_to_fire_timeout();
+      a->set_workflow_task_completed_event_id(completed_event_id);
+      const int64_t started = append(std::move(e)).event_id();
+      const TimePoint fire_at = now_ + to_nanos(t.start_to_fire_timeout());
+      internal::TimerInfo& info = (*state_.mutable_timers())[t.timer_id()];
+      info.set_timer_id(t.timer_id());
+      info.set_started_event_id(started);
+      set_time(info.mutable_fire_time(), fire_at);
+      internal::TimerTask task;
+      task.set_kind(internal::TimerTask::KIND_USER_TIMER);
+      task.set_timer_id(t.timer_id());
+      task.set_scheduled_event_id(started);
+      add_timer(fire_at, task);
+      return Status::ok();
+    }
+    case C::kCancelTimer: {
+      const std::string& id = c.cancel_timer().timer_id();
+      auto it = state_.mutable_timers()->find(id);
+      if (it == state_.mutable_timers()->end()) {
+        return Status::invalid_argument(where + ": timer '" + id + "' is not running");
+      }
+      v1::HistoryEvent e;
+      auto* a = e.mutable_timer_canceled();
+      a->set_timer_id(id);
+      a->set_started_event_id(it->second.started_event_id());
+      a->set_workflow_task_completed_event_id(completed_event_id);
+      append(std::move(e));
+      state_.mutable_timers()->erase(it);
+      return Status::ok();
+    }
+    case C::kCompleteWorkflowExecution: {
+      v1::HistoryEvent e;
+      auto* a = e.mutable_workflow_execution_completed();
+      *a->mutable_result() = c.complete_workflow_execution().result();
+      a->set_workflow_task_completed_event_id(completed_event_id);
+      append(std::move(e));
+      close(v1::WORKFLOW_EXECUTION_STATUS_COMPLETED);
+      return Status::ok();
+    }
+    case C::kFailWorkflowExecution: {
+      v1::HistoryEvent e;
+      auto* a = e.mutable_workflow_execution_failed();
+      *a->mutable_failure() = c.fail_workflow_execution().failure();
+      a->set_workflow_task_completed_event_id(completed_event_id);
+      append(std::move(e));
+      close(v1::WORKFLOW_EXECUTION_STATUS_FAILED);
+      return Status::ok();
+    }
+    case C::kCancelWorkflowExecution: {
+      v1::HistoryEvent e;
+      auto* a = e.mutable_workflow_execution_canceled();
+      *a->mutable_details() = c.cancel_workflow_execution().details();
+      a->set_workflow_task_completed_event_id(completed_event_id);
+      append(std::move(e));
+      close(v1::WORKFLOW_EXECUTION_STATUS_CANCELED);
+      return Status::ok();
+    }
+    case C::kRecordMarker: {
+      const auto& m = c.record_marker();
+      if (m.marker_name().empty()) return Status::invalid_argument(where + ": marker_name is required");
+      v1::HistoryEvent e;
+      auto* a = e.mutable_marker_recorded();
+      a->set_marker_name(m.marker_name());
+      *a->mutable_details() = m.details();
+      *a->mutable_failure() = m.failure();
+      a->set_workflow_task_completed_event_id(completed_event_id);
+      append(std::move(e));
+      return Status::ok();
+    }
+    case C::ATTRIBUTES_NOT_SET:
+      return Status::invalid_argument(where + ": the command has no attributes");
+    default:
+      return Status(StatusCode::kUnimplemented, where + " is not supported by this server yet");
+  }
+}
+
+Status MutableState::schedule_activity(const v1::ScheduleActivityTaskCommandAttributes& a, int64_t completed_event_id,
+                                       size_t index) {
+  const std::string where = "command " + std::to_string(index) + " (schedule activity '" + a.activity_id() + "')";
+  if (a.activity_id().empty())
+    return Status::invalid_argument("command " + std::to_string(index) + ": activity_id is required");
+  if (a.activity_id().size() > config_.max_id_length)
+    return Status::invalid_argument(where + ": activity_id is too long");
+  if (a.activity_type().name().empty()) return Status::invalid_argument(where + ": activity_type.name is required");
+  for (const auto& [id, info] : state_.activities()) {
+    if (info.activity_id() == a.activity_id()) {
+      return Status::invalid_argument(where + ": activity_id is already used by a pending activity");
+    }
+  }
+  if (state_.activities_size() >= config_.max_pending_activities) {
+    return Status::resource_exhausted(where + ": the workflow already has " +
+                                      std::to_string(config_.max_pending_activities) + " pending activities");
+  }
+  for (const auto* d : {&a.schedule_to_close_timeout(), &a.schedule_to_start_timeout(), &a.start_to_close_timeout(),
+                        &a.heartbeat_timeout()}) {
+    if (negative(*d)) return Status::invalid_argument(where + ": timeouts must not be negative");
+  }
+  if (!positive(a.start_to_close_timeout()) && !positive(a.schedule_to_close_timeout())) {
+    return Status::invalid_argument(where + ": start_to_close_timeout or schedule_to_close_timeout is required");
+  }
+  if (a.retry_policy().maximum_attempts() < 0) {
+    return Status::invalid_argument(where + ": retry_policy.maximum_attempts must not be negative");
+  }
+
+  v1::HistoryEvent e;
+  auto* s = e.mutable_activity_task_scheduled();
+  s->set_activity_id(a.activity_id());
+  *s->mutable_activity_type() = a.activity_type();
+  s->mutable_task_queue()->set_name(a.task_queue().name().empty() ? state_.task_queue().name() : a.task_queue().name());
+  *s->mutable_input() = a.input();
+  *s->mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
+  *s->mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
+  // Without its own start-to-close, an attempt may run until schedule-to-close.
+  *s->mutable_start_to_close_timeout() =
+      positive(a.start_to_close_timeout()) ? a.start_to_close_timeout() : a.schedule_to_close_timeout();
+  *s->mutable_heartbeat_timeout() = a.heartbeat_timeout();
+  s->set_workflow_task_completed_event_id(completed_event_id);
+  *s->mutable_retry_policy() = a.retry_policy();
+  const v1::HistoryEvent& written = append(std::move(e));
+  const int64_t scheduled_event_id = written.event_id();
+  const auto& sa = written.activity_task_scheduled();
+
+  internal::ActivityInfo& info = (*state_.mutable_activities())[scheduled_event_id];
+  info.set_activity_id(sa.activity_id());
+  *info.mutable_activity_type() = sa.activity_type();
+  *info.mutable_task_queue() = sa.task_queue();
+  *info.mutable_schedule_to_close_timeout() = sa.schedule_to_close_timeout();
+  *info.mutable_schedule_to_start_timeout() = sa.schedule_to_start_timeout();
+  *info.mutable_start_to_close_timeout() = sa.start_to_close_timeout();
+  *info.mutable_heartbeat_timeout() = sa.heartbeat_timeout();
+  *info.mutable_retry_policy() = sa.retry_policy();
+  info.set_attempt(1);
+  set_time(info.mutable_scheduled_time(), now_);
+  set_time(info.mutable_attempt_scheduled_time(), now_);
+  add_activity_task(info, scheduled_event_id);
+
+  if (positive(info.schedule_to_close_timeout())) {
+    internal::TimerTask t;
+    t.set_kind(internal::TimerTask::KIND_ACTIVITY_TIMEOUT);
+    t.set_scheduled_event_id(scheduled_event_id);
+    t.set_timeout_type(v1::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);  // any attempt
+    add_timer(now_ + to_nanos(info.schedule_to_close_timeout()), t);
+  }
+  return Status::ok();
+}
+
+void MutableState::add_activity_task(const internal::ActivityInfo& activity, int64_t scheduled_event_id) {
+  internal::TaskPayload payload;
+  payload.set_scheduled_event_id(scheduled_event_id);
+  payload.set_attempt(activity.attempt());
+  tasks_.push_back({0, TaskKind::kActivityTask, activity.task_queue().name(), key_, payload.SerializeAsString()});
+  if (positive(activity.schedule_to_start_timeout())) {
+    internal::TimerTask t;
+    t.set_kind(internal::TimerTask::KIND_ACTIVITY_TIMEOUT);
+    t.set_scheduled_event_id(scheduled_event_id);
+    t.set_attempt(activity.attempt());
+    t.set_timeout_type(v1::TIMEOUT_TYPE_SCHEDULE_TO_START);
+    add_timer(now_ + to_nanos(activity.schedule_to_start_timeout()), t);
+  }
+}
+
+void MutableState::request_cancel_activity(internal::ActivityInfo& activity, int64_t scheduled_event_id,
+                                           int64_t completed_event_id) {
+  v1::HistoryEvent e;
+  auto* a = e.mutable_activity_task_cancel_requested();
+  a->set_scheduled_event_id(scheduled_event_id);
+  a->set_workflow_task_completed_event_id(completed_event_id);
+  const int64_t requested_event_id = append(std::move(e)).event_id();
+  if (activity.started()) {
+    activity.set_cancel_requested(true);  // the worker learns it from its next heartbeat
+    return;
+  }
+  // Not running anywhere: canceled at once.
+  v1::HistoryEvent canceled;
+  auto* c = canceled.mutable_activity_task_canceled();
+  c->set_latest_cancel_requested_event_id(requested_event_id);
+  c->set_scheduled_event_id(scheduled_event_id);
+  append(std::move(canceled));
+  state_.mutable_activities()->erase(scheduled_event_id);
+  wake_pending_ = true;
+}
+
+void MutableState::close(v1::WorkflowExecutionStatus status) {
+  state_.set_status(status);
+  set_time(state_.mutable_close_time(), now_);
+  state_.clear_workflow_task();
+  state_.clear_activities();
+  state_.clear_timers();
+  became_closed_ = true;
+}
+
+// --- activities ---
+
+Result<Applied> MutableState::start_activity(const internal::TaskPayload& payload, const std::string& identity,
+                                             v1::PollActivityTaskResponse& response) {
+  if (closed()) return Applied::kStale;
+  auto it = state_.mutable_activities()->find(payload.scheduled_event_id());
+  if (it == state_.mutable_activities()->end()) return Applied::kStale;
+  internal::ActivityInfo& info = it->second;
+  if (info.started() || info.attempt() != payload.attempt()) return Applied::kStale;
+  info.set_started(true);
+  info.set_started_identity(identity);
+  set_time(info.mutable_started_time(), now_);
+  info.clear_last_heartbeat_time();
+
+  internal::TimerTask t;
+  t.set_kind(internal::TimerTask::KIND_ACTIVITY_TIMEOUT);
+  t.set_scheduled_event_id(payload.scheduled_event_id());
+  t.set_attempt(info.attempt());
+  t.set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
+  add_timer(now_ + to_nanos(info.start_to_close_timeout()), t);
+  if (positive(info.heartbeat_timeout())) {
+    t.set_timeout_type(v1::TIMEOUT_TYPE_HEARTBEAT);
+    add_timer(now_ + to_nanos(info.heartbeat_timeout()), t);
+  }
+
+  internal::TaskToken token;
+  token.set_namespace_(key_.namespace_id);
+  token.set_workflow_id(key_.workflow_id);
+  token.set_run_id(key_.run_id);
+  token.set_scheduled_event_id(payload.scheduled_event_id());
+  token.set_attempt(info.attempt());
+  token.set_activity(true);
+  response.set_task_token(encode_token(token));
+  response.mutable_workflow_execution()->set_workflow_id(key_.workflow_id);
+  response.mutable_workflow_execution()->set_run_id(key_.run_id);
+  *response.mutable_workflow_type() = state_.workflow_type();
+  response.set_activity_id(info.activity_id());
+  *response.mutable_activity_type() = info.activity_type();
+  *response.mutable_heartbeat_details() = info.heartbeat_details();
+  *response.mutable_scheduled_time() = info.attempt_scheduled_time();
+  *response.mutable_started_time() = info.started_time();
+  response.set_attempt(info.attempt());
+  *response.mutable_schedule_to_close_timeout() = info.schedule_to_close_timeout();
+  *response.mutable_start_to_close_timeout() = info.start_to_close_timeout();
+  *response.mutable_heartbeat_timeout() = info.heartbeat_timeout();
+  return Applied::kYes;
+}
+
+Result<internal::ActivityInfo*> MutableState::activity_for_token(const internal::TaskToken& token) {
+  if (!token.activity()) return Status::invalid_argument("task_token belongs to a workflow task");
+  if (closed()) return Status::not_found(token_error("the workflow execution is closed"));
+  auto it = state_.mutable_activities()->find(token.scheduled_event_id());
+  if (it == state_.mutable_activities()->end()) {
+    return Status::not_found(token_error("the activity it names is no longer pending"));
+  }
+  if (it->second.attempt() != token.attempt() || !it->second.started()) {
+    return Status::not_found(token_error("the activity attempt it names is no longer running"));
+  }
+  return &it->second;
+}
+
+Result<bool> MutableState::heartbeat_activity(const internal::TaskToken& token, const v1::Payloads& details) {
+  Result<internal::ActivityInfo*> activity = activity_for_token(token);
+  if (!activity) return activity.status();
+  *(*activity)->mutable_heartbeat_details() = details;
+  set_time((*activity)->mutable_last_heartbeat_time(), now_);
+  return (*activity)->cancel_requested();
+}
+
+void MutableState::close_activity(int64_t scheduled_event_id, v1::HistoryEvent outcome) {
+  const internal::ActivityInfo& info = state_.activities().at(scheduled_event_id);
+  if (info.started()) {
+    v1::HistoryEvent started;
+    auto* s = started.mutable_activity_task_started();
+    s->set_scheduled_event_id(scheduled_event_id);
+    s->set_identity(info.started_identity());
+    s->set_attempt(info.attempt());
+    *s->mutable_last_failure() = info.last_failure();
+    const int64_t started_event_id = deliver(std::move(started)).event_id();
+    // When buffered, the id is fixed up as the buffer is written.
+    switch (outcome.attributes_case()) {
+      case v1::HistoryEvent::kActivityTaskCompleted:
+        outcome.mutable_activity_task_completed()->set_started_event_id(started_event_id);
+        break;
+      case v1::HistoryEvent::kActivityTaskFailed:
+        outcome.mutable_activity_task_failed()->set_started_event_id(started_event_id);
+        break;
+      case v1::HistoryEvent::kActivityTaskTimedOut:
+        outcome.mutable_activity_task_timed_out()->set_started_event_id(started_event_id);
+        break;
+      default:
+        break;
+    }
+  }
+  state_.mutable_activities()->erase(scheduled_event_id);
+  deliver(std::move(outcome));
+}
+
+Status MutableState::complete_activity(const internal::TaskToken& token, const v1::Payloads& result,
+                                       const std::string& identity) {
+  Result<internal::ActivityInfo*> activity = activity_for_token(token);
+  if (!activity) return activity.status();
+  v1::HistoryEvent e;
+  auto* a = e.mutable_activity_task_completed();
+  *a->mutable_result() = result;
+  a->set_scheduled_event_id(token.scheduled_event_id());
+  a->set_identity(identity);
+  close_activity(token.scheduled_event_id(), std::move(e));
+  return Status::ok();
+}
+
+bool MutableState::should_retry(const internal::ActivityInfo& activity, const v1::Failure& failure) const {
+  if (failure.non_retryable()) return false;
+  const auto& policy = activity.retry_policy();
+  if (policy.maximum_attempts() > 0 && activity.attempt() >= policy.maximum_attempts()) return false;
+  const auto& types = policy.non_retryable_error_types();
+  if (!failure.type().empty() && std::find(types.begin(), types.end(), failure.type()) != types.end()) return false;
+  if (positive(activity.schedule_to_close_timeout())) {
+    const TimePoint deadline = to_time(activity.scheduled_time()) + to_nanos(activity.schedule_to_close_timeout());
+    if (now_ + retry_backoff(policy, activity.attempt() + 1) >= deadline) return false;
+  }
+  return true;
+}
+
+void MutableState::retry_activity(internal::ActivityInfo& activity, int64_t scheduled_event_id,
+                                  const v1::Failure& failure) {
+  const int next = activity.attempt() + 1;
+  const TimePoint at = now_ + retry_backoff(activity.retry_policy(), next);
+  activity.set_attempt(next);
+  activity.set_started(false);
+  activity.clear_started_identity();
+  *activity.mutable_last_failure() = failure;
+  set_time(activity.mutable_next_attempt_time(), at);
+  internal::TimerTask t;
+  t.set_kind(internal::TimerTask::KIND_ACTIVITY_RETRY);
+  t.set_scheduled_event_id(scheduled_event_id);
+  t.set_attempt(next);
+  add_timer(at, t);
+}
+
+Status MutableState::fail_activity(const internal::TaskToken& token, const v1::Failure& failure,
+                                   const v1::Payloads& last_heartbeat_details, const std::string& identity) {
+  Result<internal::ActivityInfo*> found = activity_for_token(token);
+  if (!found) return found.status();
+  internal::ActivityInfo& activity = **found;
+  if (last_heartbeat_details.payloads_size() > 0) *activity.mutable_heartbeat_details() = last_heartbeat_details;
+  if (should_retry(activity, failure)) {
+    retry_activity(activity, token.scheduled_event_id(), failure);
+    return Status::ok();
+  }
+  v1::HistoryEvent e;
+  auto* a = e.mutable_activity_task_failed();
+  *a->mutable_failure() = failure;
+  a->set_scheduled_event_id(token.scheduled_event_id());
+  a->set_identity(identity);
+  close_activity(token.scheduled_event_id(), std::move(e));
+  return Status::ok();
+}
+
+// --- timers ---
+
+void MutableState::add_timer(TimePoint fire_at, const internal::TimerTask& task) {
+  timers_.push_back({0, fire_at, key_, task.SerializeAsString()});
+}
+
+Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
+  if (closed()) return Applied::kStale;
+  using K = internal::TimerTask;
+  switch (t.kind()) {
+    case K::KIND_USER_TIMER: {
+      auto it = state_.mutable_timers()->find(t.timer_id());
+      if (it == state_.mutable_timers()->end() || it->second.started_event_id() != t.scheduled_event_id()) {
+        return Applied::kStale;
+      }
+      v1::HistoryEvent e;
+      e.mutable_timer_fired()->set_timer_id(t.timer_id());
+      e.mutable_timer_fired()->set_started_event_id(it->second.started_event_id());
+      state_.mutable_timers()->erase(it);
+      deliver(std::move(e));
+      return Applied::kYes;
+    }
+    case K::KIND_WORKFLOW_TASK_TIMEOUT: {
+      if (!state_.has_workflow_task()) return Applied::kStale;
+      const auto wt = state_.workflow_task();
+      if (wt.scheduled_event_id() != t.scheduled_event_id() || wt.attempt() != t.attempt() ||
+          wt.started_event_id() == 0) {
+        return Applied::kStale;
+      }
+      v1::HistoryEvent e;
+      auto* a = e.mutable_workflow_task_timed_out();
+      a->set_scheduled_event_id(wt.scheduled_event_id());
+      a->set_started_event_id(wt.started_event_id());
+      a->set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
+      append(std::move(e));
+      state_.clear_workflow_task();
+      state_.set_workflow_task_attempt(wt.attempt() + 1);
+      for (auto& buffered : *state_.mutable_buffered_events()) append(std::move(buffered));
+      state_.clear_buffered_events();
+      schedule_workflow_task();  // the worker is gone or stuck: another may take it at once
+      return Applied::kYes;
+    }
+    case K::KIND_WORKFLOW_TASK_RETRY: {
+      if (state_.has_workflow_task() || state_.workflow_task_attempt() != t.attempt()) return Applied::kStale;
+      schedule_workflow_task();
+      return Applied::kYes;
+    }
+    case K::KIND_ACTIVITY_RETRY: {
+      auto it = state_.mutable_activities()->find(t.scheduled_event_id());
+      if (it == state_.mutable_activities()->end() || it->second.attempt() != t.attempt() || it->second.started()) {
+        return Applied::kStale;
+      }
+      set_time(it->second.mutable_attempt_scheduled_time(), now_);
+      it->second.clear_next_attempt_time();
+      add_activity_task(it->second, t.scheduled_event_id());
+      return Applied::kYes;
+    }
+    case K::KIND_ACTIVITY_TIMEOUT: {
+      auto it = state_.mutable_activities()->find(t.scheduled_event_id());
+      if (it == state_.mutable_activities()->end()) return Applied::kStale;
+      internal::ActivityInfo& activity = it->second;
+      const bool any_attempt = t.timeout_type() == v1::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE;
+      if (!any_attempt && activity.attempt() != t.attempt()) return Applied::kStale;
+      const bool running = activity.started();
+      if ((t.timeout_type() == v1::TIMEOUT_TYPE_SCHEDULE_TO_START && running) ||
+          ((t.timeout_type() == v1::TIMEOUT_TYPE_START_TO_CLOSE || t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT) &&
+           !running)) {
+        return Applied::kStale;
+      }
+      if (t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT && activity.has_last_heartbeat_time()) {
+        const TimePoint due = to_time(activity.last_heartbeat_time()) + to_nanos(activity.heartbeat_timeout());
+        if (due > now_) {  // heartbeats came in: check again when the latest one lapses
+          add_timer(due, t);
+          return Applied::kYes;
+        }
+      }
+      const v1::Failure failure = timeout_failure(t.timeout_type(), activity.last_failure());
+      const bool retryable =
+          t.timeout_type() == v1::TIMEOUT_TYPE_START_TO_CLOSE || t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT;
+      if (retryable && should_retry(activity, failure)) {
+        retry_activity(activity, t.scheduled_event_id(), failure);
+        return Applied::kYes;
+      }
+      v1::HistoryEvent e;
+      auto* a = e.mutable_activity_task_timed_out();
+      *a->mutable_failure() = failure;
+      a->set_scheduled_event_id(t.scheduled_event_id());
+      close_activity(t.scheduled_event_id(), std::move(e));
+      return Applied::kYes;
+    }
+    case K::KIND_RUN_TIMEOUT: {
+      v1::HistoryEvent e;
+      e.mutable_workflow_execution_timed_out()->set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
+      append(std::move(e));
+      state_.clear_buffered_events();
+      close(v1::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
+      return Applied::kYes;
+    }
+    default:
+      return Status::data_loss("timer of execution " + key_.to_string() + " has unknown kind " +
+                               std::to_string(t.kind()));
+  }
+}
+
+// --- finishing ---
+
+void MutableState::enforce_history_limits() {
+  history::HistorySize size{state_.history_events(), state_.history_bytes()};
+  size.add(builder_.events());
+  if (closed() || history::check_limits(size, config_.history_limits) != history::LimitLevel::kFail) return;
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_execution_terminated();
+  a->set_reason(history::describe_limit(size, config_.history_limits) + "; the execution was terminated");
+  a->set_identity("reprise-server");
+  append(std::move(e));
+  state_.clear_buffered_events();
+  close(v1::WORKFLOW_EXECUTION_STATUS_TERMINATED);
+}
+
+Result<Transition> MutableState::finish(history::EventBatchCodec& codec) {
+  if (wake_pending_) wake_workflow();
+  enforce_history_limits();
+  Transition t;
+  ExecutionWrite w;
+  w.key = key_;
+  w.expected_version = version_;
+  w.status = state_.status();
+  if (!builder_.empty()) {
+    const int64_t first = builder_.events().front().event_id();
+    const int64_t last = builder_.events().back().event_id();
+    Result<std::string> data = codec.encode(builder_.events());
+    if (!data) return data.status();
+    w.events = HistoryBatch{first, last, std::move(*data)};
+    history::HistorySize added;
+    added.add(builder_.events());
+    state_.set_history_events(state_.history_events() + added.events);
+    state_.set_history_bytes(state_.history_bytes() + added.bytes);
+  }
+  w.state = state_.SerializeAsString();
+  t.executions.push_back(std::move(w));
+  t.add_tasks = std::move(tasks_);
+  t.add_timers = std::move(timers_);
+  if (version_ == 0 || became_closed_) {
+    VisibilityRecord v;
+    v.key = key_;
+    v.workflow_type = state_.workflow_type().name();
+    v.task_queue = state_.task_queue().name();
+    v.status = state_.status();
+    v.start_time = to_time(state_.start_time());
+    if (closed()) v.close_time = to_time(state_.close_time());
+    t.visibility.push_back(std::move(v));
+  }
+  if (became_closed_ && version_ != 0) {
+    CurrentRun run{key_.namespace_id, key_.workflow_id, key_.run_id, state_.status(), state_.start_request_id()};
+    t.current_runs.push_back({std::move(run), key_.run_id});
+  }
+  appended_ = builder_.take();
+  return t;
+}
+
+}  // namespace reprise::engine

@@ -1,0 +1,148 @@
+// MutableState: one execution's state machine, for the length of one
+// transition.
+//
+// It is loaded from the execution's store record (or created for a new run),
+// changed by exactly one operation — start, a workflow task started or
+// completed, an activity started or closed, a timer fired — and turned into
+// the Transition that commits the change: the new state, the appended events,
+// and the task and timer rows the change creates. Operations check what they
+// are given against the state (stale or forged task tokens, unknown ids,
+// malformed commands) and return an error naming the problem; after an error
+// the object must be discarded, never committed.
+//
+// Task and timer rows are not tracked for cancellation: when one is taken or
+// fires, the operation checks it still applies (same scheduled event, same
+// attempt) and otherwise reports it stale, and the caller drops the row.
+//
+// Events that arrive while a workflow task is running (an activity result, a
+// fired timer) are buffered in the state and written after that task
+// completes, so a worker never sees history change under it; then a new
+// workflow task is scheduled for them.
+//
+// Thread safety: none; one transition, one thread.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/store/records.hpp"
+#include "history/batch_codec.hpp"
+#include "history/event_builder.hpp"
+#include "history/history_size.hpp"
+#include "reprise/internal/state.pb.h"
+#include "reprise/v1/service.pb.h"
+
+namespace reprise::engine {
+
+namespace internal = ::reprise::internal;
+
+struct EngineConfig {
+  history::HistoryLimits history_limits;
+  std::chrono::nanoseconds default_workflow_task_timeout = std::chrono::seconds(10);
+  // Failed workflow tasks are retried after 1s, 2s, 4s, … up to this.
+  std::chrono::nanoseconds max_workflow_task_backoff = std::chrono::minutes(10);
+  int max_pending_activities = 2000;
+  size_t max_id_length = 1000;
+};
+
+// Whether a task or timer still applied when it was taken or fired.
+enum class Applied { kYes, kStale };
+
+class MutableState {
+ public:
+  // A new run, to be started with start().
+  MutableState(ExecutionKey key, TimePoint now, const EngineConfig& config);
+  // An existing run, from its store record.
+  static Result<MutableState> load(const ExecutionRecord& record, TimePoint now, const EngineConfig& config);
+
+  // --- operations (one per transition) ---
+
+  // WorkflowExecutionStarted and the first workflow task.
+  Status start(const v1::StartWorkflowRequest& request);
+
+  // A poller took the workflow task row with `payload`. Fills the response's
+  // token and ids (the caller adds the history).
+  Result<Applied> start_workflow_task(const internal::TaskPayload& payload, const std::string& identity,
+                                      v1::PollWorkflowTaskResponse& response);
+  Status complete_workflow_task(const internal::TaskToken& token, const v1::CompleteWorkflowTaskRequest& request);
+  Status fail_workflow_task(const internal::TaskToken& token, const v1::FailWorkflowTaskRequest& request);
+
+  // A poller took the activity task row with `payload`.
+  Result<Applied> start_activity(const internal::TaskPayload& payload, const std::string& identity,
+                                 v1::PollActivityTaskResponse& response);
+  // Returns whether cancellation was requested.
+  Result<bool> heartbeat_activity(const internal::TaskToken& token, const v1::Payloads& details);
+  Status complete_activity(const internal::TaskToken& token, const v1::Payloads& result, const std::string& identity);
+  Status fail_activity(const internal::TaskToken& token, const v1::Failure& failure,
+                       const v1::Payloads& last_heartbeat_details, const std::string& identity);
+
+  // A durable timer row came due.
+  Result<Applied> fire_timer(const internal::TimerTask& timer);
+
+  // --- results ---
+
+  // The transition that commits this change, conditional on the version the
+  // state was loaded at. For a new run the caller adds the current-run write.
+  Result<Transition> finish(history::EventBatchCodec& codec);
+
+  // Events this transition appends (valid after finish()).
+  const std::vector<v1::HistoryEvent>& new_events() const { return appended_; }
+  const internal::ExecutionState& state() const { return state_; }
+  const ExecutionKey& key() const { return key_; }
+  int64_t next_event_id() const { return builder_.next_event_id(); }
+  bool closed() const { return state_.status() != v1::WORKFLOW_EXECUTION_STATUS_RUNNING; }
+
+  // A task token as the worker sees it, and back.
+  static std::string encode_token(const internal::TaskToken& token);
+  static Result<internal::TaskToken> decode_token(std::string_view bytes);
+
+ private:
+  MutableState(ExecutionKey key, internal::ExecutionState state, int64_t version, int64_t next_event_id, TimePoint now,
+               const EngineConfig& config);
+
+  Status check_open() const;
+  Status check_workflow_task_token(const internal::TaskToken& token) const;
+  Result<internal::ActivityInfo*> activity_for_token(const internal::TaskToken& token);
+
+  // Appends an event now (the workflow's own events), or buffers it when a
+  // workflow task is running and the workflow must see it next time.
+  v1::HistoryEvent& append(v1::HistoryEvent event);
+  v1::HistoryEvent& deliver(v1::HistoryEvent event);
+  void flush_buffered_events();
+
+  void schedule_workflow_task();
+  void wake_workflow();  // schedules a workflow task unless one is pending
+  Status apply_command(const v1::Command& command, int64_t completed_event_id, size_t index);
+  Status schedule_activity(const v1::ScheduleActivityTaskCommandAttributes& a, int64_t completed_event_id,
+                           size_t index);
+  void request_cancel_activity(internal::ActivityInfo& activity, int64_t scheduled_event_id,
+                               int64_t completed_event_id);
+  void close(v1::WorkflowExecutionStatus status);
+
+  // Activity outcomes.
+  bool should_retry(const internal::ActivityInfo& activity, const v1::Failure& failure) const;
+  void retry_activity(internal::ActivityInfo& activity, int64_t scheduled_event_id, const v1::Failure& failure);
+  void close_activity(int64_t scheduled_event_id, v1::HistoryEvent outcome);
+  void add_activity_task(const internal::ActivityInfo& activity, int64_t scheduled_event_id);
+
+  void add_timer(TimePoint fire_at, const internal::TimerTask& task);
+  void enforce_history_limits();
+
+  ExecutionKey key_;
+  internal::ExecutionState state_;
+  int64_t version_;
+  TimePoint now_;
+  const EngineConfig& config_;
+  history::HistoryBuilder builder_;
+  std::vector<v1::HistoryEvent> appended_;
+  std::vector<TaskRecord> tasks_;
+  std::vector<TimerRecord> timers_;
+  bool became_closed_ = false;
+  // New events for the workflow: finish() schedules a workflow task unless
+  // one is pending.
+  bool wake_pending_ = false;
+};
+
+}  // namespace reprise::engine
