@@ -40,8 +40,11 @@ void DeadlineScheduler::run() {
       continue;
     }
     auto first = due_.begin();
-    if (std::chrono::steady_clock::now() < first->first.first) {
-      cv_.wait_until(lock, first->first.first);
+    // A copy: wait_until reads the time again after cancel() may have freed
+    // the entry.
+    const SteadyTime when = first->first.first;
+    if (std::chrono::steady_clock::now() < when) {
+      cv_.wait_until(lock, when);
       continue;
     }
     std::function<void()> callback = std::move(first->second);

@@ -705,6 +705,48 @@ Status MutableState::fail_activity(const internal::TaskToken& token, const v1::F
   return Status::ok();
 }
 
+// --- client operations ---
+
+Status MutableState::signal(const std::string& name, const v1::Payloads& input, const std::string& identity,
+                            const std::string& request_id) {
+  REPRISE_RETURN_IF_ERROR(check_open());
+  if (name.empty()) return Status::invalid_argument("signal_name is required");
+  if (name.size() > config_.max_id_length) return Status::invalid_argument("signal_name is too long");
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_execution_signaled();
+  a->set_signal_name(name);
+  *a->mutable_input() = input;
+  a->set_identity(identity);
+  a->set_request_id(request_id);
+  deliver(std::move(e));
+  return Status::ok();
+}
+
+Status MutableState::request_cancel(const std::string& reason, const std::string& identity) {
+  REPRISE_RETURN_IF_ERROR(check_open());
+  if (state_.cancel_requested()) return Status::ok();  // asking twice changes nothing
+  state_.set_cancel_requested(true);
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_execution_cancel_requested();
+  a->set_cause(reason);
+  a->set_identity(identity);
+  deliver(std::move(e));
+  return Status::ok();
+}
+
+Status MutableState::terminate(const std::string& reason, const v1::Payloads& details, const std::string& identity) {
+  REPRISE_RETURN_IF_ERROR(check_open());
+  state_.clear_buffered_events();  // the workflow will not run again to see them
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_execution_terminated();
+  a->set_reason(reason);
+  *a->mutable_details() = details;
+  a->set_identity(identity);
+  append(std::move(e));
+  close(v1::WORKFLOW_EXECUTION_STATUS_TERMINATED);
+  return Status::ok();
+}
+
 // --- timers ---
 
 void MutableState::add_timer(TimePoint fire_at, const internal::TimerTask& task) {

@@ -78,6 +78,12 @@ class MutableState {
   Status fail_activity(const internal::TaskToken& token, const v1::Failure& failure,
                        const v1::Payloads& last_heartbeat_details, const std::string& identity);
 
+  // From clients.
+  Status signal(const std::string& name, const v1::Payloads& input, const std::string& identity,
+                const std::string& request_id);
+  Status request_cancel(const std::string& reason, const std::string& identity);
+  Status terminate(const std::string& reason, const v1::Payloads& details, const std::string& identity);
+
   // A durable timer row came due.
   Result<Applied> fire_timer(const internal::TimerTask& timer);
 

@@ -4,12 +4,12 @@
 
 namespace reprise::engine {
 
-void Matching::add(const std::string& namespace_id, TaskRecord task) {
+void Matching::add(TaskRecord task) {
   PollCallback handed_to;
   {
     std::lock_guard lock(mu_);
     if (shut_down_ || !queued_task_ids_.insert(task.task_id).second) return;
-    Queue& q = queues_[QueueKey{namespace_id, task.kind, task.queue}];
+    Queue& q = queues_[QueueKey{task.execution.namespace_id, task.kind, task.queue}];
     while (!q.pollers.empty() && !handed_to) {
       const PollId id = q.pollers.front();
       q.pollers.pop_front();

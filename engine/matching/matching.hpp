@@ -46,9 +46,10 @@ class Matching {
 
   explicit Matching(DeadlineScheduler& deadlines) : deadlines_(deadlines) {}
 
-  // Adds a committed task. A task id already queued is ignored, so rebuilding
-  // from the store may overlap with new commits.
-  void add(const std::string& namespace_id, TaskRecord task);
+  // Adds a committed task to the queue of its execution's namespace, kind
+  // and queue name. A task id already queued is ignored, so rebuilding from
+  // the store may overlap with new commits.
+  void add(TaskRecord task);
 
   // Takes the oldest task of `key` now, or parks until one arrives or
   // `deadline`. Returns an id for cancel().

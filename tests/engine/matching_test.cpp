@@ -17,7 +17,7 @@ TaskRecord task(int64_t id, const std::string& queue = "orders", TaskKind kind =
   t.task_id = id;
   t.kind = kind;
   t.queue = queue;
-  t.execution = {"default", "wf-" + std::to_string(id), "run"};
+  t.execution = {"default", "wf-" + std::to_string(id), "run"};  // namespace "default"
   return t;
 }
 
@@ -38,8 +38,8 @@ struct Answer {
 TEST(Matching, QueuedTasksGoToPollersOldestFirst) {
   DeadlineScheduler deadlines;
   Matching m(deadlines);
-  m.add("default", task(1));
-  m.add("default", task(2));
+  m.add(task(1));
+  m.add(task(2));
   EXPECT_EQ(m.backlog(kOrders), 2u);
   Answer a, b;
   m.poll(kOrders, far(), a.callback());
@@ -56,10 +56,10 @@ TEST(Matching, ParkedPollersAreServedInArrivalOrder) {
   m.poll(kOrders, far(), first.callback());
   m.poll(kOrders, far(), second.callback());
   EXPECT_FALSE(first.ready());
-  m.add("default", task(7));
+  m.add(task(7));
   EXPECT_EQ(first.future.get()->task_id, 7);
   EXPECT_FALSE(second.ready());
-  m.add("default", task(8));
+  m.add(task(8));
   EXPECT_EQ(second.future.get()->task_id, 8);
 }
 
@@ -70,7 +70,7 @@ TEST(Matching, QueuesAreSeparatedByNamespaceKindAndName) {
   m.poll({"default", TaskKind::kWorkflowTask, "orders"}, far(), workflow_poll.callback());
   m.poll({"default", TaskKind::kActivityTask, "billing"}, far(), other_queue.callback());
   m.poll({"other", TaskKind::kActivityTask, "orders"}, far(), other_namespace.callback());
-  m.add("default", task(1));  // an activity task on "orders" in "default"
+  m.add(task(1));  // an activity task on "orders" in "default"
   EXPECT_FALSE(workflow_poll.ready());
   EXPECT_FALSE(other_queue.ready());
   EXPECT_FALSE(other_namespace.ready());
@@ -83,7 +83,7 @@ TEST(Matching, PollTimesOutEmpty) {
   Answer a;
   m.poll(kOrders, std::chrono::steady_clock::now() + 20ms, a.callback());
   EXPECT_FALSE(a.future.get().has_value());
-  m.add("default", task(3));
+  m.add(task(3));
   EXPECT_EQ(m.backlog(kOrders), 1u) << "an expired poll does not swallow a later task";
 }
 
@@ -95,15 +95,15 @@ TEST(Matching, CancelEndsAParkedPoll) {
   EXPECT_TRUE(m.cancel(id));
   EXPECT_FALSE(a.future.get().has_value());
   EXPECT_FALSE(m.cancel(id));
-  m.add("default", task(4));
+  m.add(task(4));
   EXPECT_EQ(m.backlog(kOrders), 1u);
 }
 
 TEST(Matching, DuplicateTaskIdsAreIgnored) {
   DeadlineScheduler deadlines;
   Matching m(deadlines);
-  m.add("default", task(5));
-  m.add("default", task(5));
+  m.add(task(5));
+  m.add(task(5));
   EXPECT_EQ(m.backlog(kOrders), 1u);
 }
 
@@ -142,7 +142,7 @@ TEST(Matching, EveryTaskReachesExactlyOnePollerUnderConcurrency) {
     });
   }
   std::thread adder([&] {
-    for (int i = 1; i <= kTasks; ++i) m.add("default", task(i));
+    for (int i = 1; i <= kTasks; ++i) m.add(task(i));
   });
   adder.join();
   const auto give_up = std::chrono::steady_clock::now() + 30s;

@@ -1,0 +1,723 @@
+#include "engine/engine.hpp"
+
+#include <climits>
+#include <cstdio>
+
+#include "history/proto_time.hpp"
+
+namespace reprise::engine {
+
+namespace {
+
+constexpr const char* kDefaultNamespace = "default";
+constexpr int kHistoryPageDefault = 1000;
+
+Status check_namespace(std::string& namespace_id) {
+  if (namespace_id.empty()) namespace_id = kDefaultNamespace;
+  if (namespace_id != kDefaultNamespace) {
+    return Status::not_found("namespace '" + namespace_id + "' does not exist (this server has only 'default')");
+  }
+  return Status::ok();
+}
+
+bool reusable(v1::WorkflowIdReusePolicy policy, v1::WorkflowExecutionStatus previous) {
+  switch (policy) {
+    case v1::WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE:
+      return false;
+    case v1::WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY:
+      return previous == v1::WORKFLOW_EXECUTION_STATUS_FAILED || previous == v1::WORKFLOW_EXECUTION_STATUS_CANCELED ||
+             previous == v1::WORKFLOW_EXECUTION_STATUS_TERMINATED ||
+             previous == v1::WORKFLOW_EXECUTION_STATUS_TIMED_OUT;
+    default:
+      return true;
+  }
+}
+
+std::string encode_page(int64_t next_event_id) { return std::to_string(next_event_id); }
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions options) {
+  REPRISE_RETURN_IF_ERROR(options.config.history_limits.validate());
+  if (options.executor_threads < 1) return Status::invalid_argument("executor_threads must be at least 1");
+  std::unique_ptr<Engine> engine(new Engine(store, std::move(options)));
+  // Rebuild the task queues from the durable task table.
+  int64_t after = 0;
+  while (true) {
+    Result<std::vector<TaskRecord>> page = store.load_tasks(after, 1000);
+    if (!page) return page.status().with_context("rebuilding task queues");
+    if (page->empty()) break;
+    for (TaskRecord& task : *page) {
+      after = task.task_id;
+      engine->matching_.add(std::move(task));
+    }
+  }
+  engine->timer_thread_ = std::thread([e = engine.get()] { e->timer_loop(); });
+  return engine;
+}
+
+Engine::Engine(Store& store, EngineOptions options)
+    : store_(store),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : SystemClock::instance()),
+      matching_(deadlines_),
+      executor_(options_.executor_threads),
+      serializer_(executor_),
+      random_(options_.random_seed != 0 ? options_.random_seed : std::random_device()()) {}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lock(ops_mu_);
+    closing_ = true;
+  }
+  matching_.shutdown();
+  {
+    std::lock_guard lock(timer_mu_);
+    stopping_ = true;
+  }
+  timer_cv_.notify_all();
+  if (timer_thread_.joinable()) timer_thread_.join();
+  std::unique_lock lock(ops_mu_);
+  ops_cv_.wait(lock, [this] { return active_ops_ == 0; });
+}
+
+// --- plumbing ---
+
+void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Transition&)> extra,
+                        std::function<void(Result<MutableState*>)> then) {
+  if (!begin_op()) {
+    then(Status::unavailable("the server is shutting down"));
+    return;
+  }
+  auto finished = [this, then](Result<MutableState*> r) {
+    then(std::move(r));
+    end_op();
+  };
+  serializer_.run(key,
+                  [this, key, op = std::move(op), extra = std::move(extra), finished](ExecutionSerializer::Done done) {
+                    auto answer = [finished, done](Result<MutableState*> r) {
+                      finished(std::move(r));
+                      done();
+                    };
+                    Result<ExecutionRecord> record = store_.get_execution(key);
+                    if (!record) {
+                      if (record.status().code() == StatusCode::kNotFound && extra) {
+                        // The execution is gone; still drop the task or timer row that led here.
+                        Transition cleanup;
+                        extra(cleanup);
+                        commit(std::move(cleanup), [answer, s = record.status()](Result<CommitResult>) { answer(s); });
+                        return;
+                      }
+                      answer(record.status());
+                      return;
+                    }
+                    Result<MutableState> loaded = MutableState::load(*record, clock_.now(), options_.config);
+                    if (!loaded) {
+                      answer(loaded.status());
+                      return;
+                    }
+                    auto ms = std::make_shared<MutableState>(std::move(loaded).value());
+                    Status s = op(*ms);
+                    if (!s.is_ok()) {
+                      answer(s);
+                      return;
+                    }
+                    thread_local history::EventBatchCodec codec;
+                    Result<Transition> t = ms->finish(codec);
+                    if (!t) {
+                      answer(t.status());
+                      return;
+                    }
+                    if (extra) extra(*t);
+                    commit(std::move(*t), [ms, answer](Result<CommitResult> r) {
+                      if (!r) {
+                        answer(r.status());
+                      } else {
+                        answer(ms.get());
+                      }
+                    });
+                  });
+}
+
+void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then) {
+  std::vector<TaskRecord> tasks = t.add_tasks;
+  std::vector<TimePoint> timers;
+  for (const auto& timer : t.add_timers) timers.push_back(timer.fire_at);
+  std::vector<ExecutionKey> changed;
+  for (const auto& w : t.executions) changed.push_back(w.key);
+  // The store's callback counts as an operation of its own, so the engine
+  // outlives the writer thread's last touch of it.
+  {
+    std::lock_guard lock(ops_mu_);
+    ++active_ops_;
+  }
+  store_.commit_async(std::move(t), [this, tasks = std::move(tasks), timers = std::move(timers),
+                                     changed = std::move(changed), then](Result<CommitResult> r) mutable {
+    // Off the store's writer thread at once.
+    executor_.post([this, tasks = std::move(tasks), timers = std::move(timers), changed = std::move(changed), then,
+                    r = std::move(r)]() mutable {
+      if (r) after_commit(tasks, timers, changed, *r);
+      then(std::move(r));
+    });
+    end_op();
+  });
+}
+
+void Engine::after_commit(const std::vector<TaskRecord>& tasks, const std::vector<TimePoint>& timers,
+                          const std::vector<ExecutionKey>& changed, const CommitResult& result) {
+  for (size_t i = 0; i < tasks.size() && i < result.task_ids.size(); ++i) {
+    TaskRecord task = tasks[i];
+    task.task_id = result.task_ids[i];
+    matching_.add(std::move(task));
+  }
+  if (!timers.empty()) check_timers();
+  for (const auto& key : changed) wake_watchers(key);
+}
+
+bool Engine::begin_op() {
+  std::lock_guard lock(ops_mu_);
+  if (closing_) return false;
+  ++active_ops_;
+  return true;
+}
+
+void Engine::end_op() {
+  // Notified under the lock: once the destructor sees zero, nothing here
+  // touches the engine again.
+  std::lock_guard lock(ops_mu_);
+  if (--active_ops_ == 0) ops_cv_.notify_all();
+}
+
+Result<ExecutionKey> Engine::resolve(const std::string& namespace_id, const v1::WorkflowExecution& execution) {
+  if (execution.workflow_id().empty()) return Status::invalid_argument("workflow_execution.workflow_id is required");
+  if (!execution.run_id().empty()) return ExecutionKey{namespace_id, execution.workflow_id(), execution.run_id()};
+  Result<CurrentRun> current = store_.get_current_run(namespace_id, execution.workflow_id());
+  if (!current) return current.status();
+  return ExecutionKey{namespace_id, execution.workflow_id(), current->run_id};
+}
+
+std::string Engine::new_run_id() {
+  std::lock_guard lock(random_mu_);
+  const uint64_t hi = random_(), lo = random_();
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xfff),
+                static_cast<unsigned>(0x8000 | ((lo >> 48) & 0x3fff)),
+                static_cast<unsigned long long>(lo & 0xffffffffffffull));
+  return buf;
+}
+
+DeadlineScheduler::SteadyTime Engine::poll_deadline() const {
+  return std::chrono::steady_clock::now() + options_.poll_timeout;
+}
+
+// --- client side ---
+
+void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWorkflowResponse> reply) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  if (request.workflow_id().empty()) return reply(Status::invalid_argument("workflow_id is required"));
+  if (request.workflow_id().size() > options_.config.max_id_length) {
+    return reply(Status::invalid_argument("workflow_id is longer than " +
+                                          std::to_string(options_.config.max_id_length) + " bytes"));
+  }
+  // Starts of one workflow id are serialized on the id itself (empty run).
+  const ExecutionKey id_key{ns, request.workflow_id(), ""};
+  if (!begin_op()) return reply(Status::unavailable("the server is shutting down"));
+  auto finished = [this, reply](Result<v1::StartWorkflowResponse> r) {
+    reply(std::move(r));
+    end_op();
+  };
+  serializer_.run(id_key, [this, ns, request = std::move(request), finished](ExecutionSerializer::Done done) {
+    auto answer = [finished, done](Result<v1::StartWorkflowResponse> r) {
+      finished(std::move(r));
+      done();
+    };
+    std::string expected_run;
+    Result<CurrentRun> current = store_.get_current_run(ns, request.workflow_id());
+    if (current) {
+      if (!request.request_id().empty() && current->start_request_id == request.request_id()) {
+        v1::StartWorkflowResponse same;
+        same.set_run_id(current->run_id);
+        same.set_started(false);
+        return answer(same);
+      }
+      if (current->status == v1::WORKFLOW_EXECUTION_STATUS_RUNNING) {
+        return answer(Status::already_exists("workflow id '" + request.workflow_id() + "' is already running as run " +
+                                             current->run_id));
+      }
+      if (!reusable(request.workflow_id_reuse_policy(), current->status)) {
+        return answer(Status::already_exists("workflow id '" + request.workflow_id() + "' was used by run " +
+                                             current->run_id + " (" +
+                                             v1::WorkflowExecutionStatus_Name(current->status).substr(26) +
+                                             ") and the reuse policy does not allow another"));
+      }
+      expected_run = current->run_id;
+    } else if (current.status().code() != StatusCode::kNotFound) {
+      return answer(current.status());
+    }
+    const ExecutionKey key{ns, request.workflow_id(), new_run_id()};
+    MutableState ms(key, clock_.now(), options_.config);
+    if (Status s = ms.start(request); !s) return answer(s);
+    thread_local history::EventBatchCodec codec;
+    Result<Transition> t = ms.finish(codec);
+    if (!t) return answer(t.status());
+    t->current_runs.push_back(
+        {{ns, key.workflow_id, key.run_id, v1::WORKFLOW_EXECUTION_STATUS_RUNNING, request.request_id()}, expected_run});
+    commit(std::move(*t), [answer, run_id = key.run_id](Result<CommitResult> r) {
+      if (!r) return answer(r.status());
+      v1::StartWorkflowResponse response;
+      response.set_run_id(run_id);
+      response.set_started(true);
+      answer(response);
+    });
+  });
+}
+
+void Engine::signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
+  if (!key) return reply(key.status());
+  transition(
+      *key,
+      [request](MutableState& ms) {
+        return ms.signal(request.signal_name(), request.input(), request.identity(), request.request_id());
+      },
+      {},
+      [reply](Result<MutableState*> r) {
+        if (!r) return reply(r.status());
+        reply(v1::SignalWorkflowResponse());
+      });
+}
+
+void Engine::request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
+                                     Reply<v1::RequestCancelWorkflowResponse> reply) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
+  if (!key) return reply(key.status());
+  transition(
+      *key, [request](MutableState& ms) { return ms.request_cancel(request.reason(), request.identity()); }, {},
+      [reply](Result<MutableState*> r) {
+        if (!r) return reply(r.status());
+        reply(v1::RequestCancelWorkflowResponse());
+      });
+}
+
+void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
+  if (!key) return reply(key.status());
+  transition(
+      *key,
+      [request](MutableState& ms) { return ms.terminate(request.reason(), request.details(), request.identity()); }, {},
+      [reply](Result<MutableState*> r) {
+        if (!r) return reply(r.status());
+        reply(v1::TerminateWorkflowResponse());
+      });
+}
+
+void Engine::describe_workflow(v1::DescribeWorkflowRequest request, Reply<v1::DescribeWorkflowResponse> reply) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
+  if (!key) return reply(key.status());
+  Result<ExecutionRecord> record = store_.get_execution(*key);
+  if (!record) return reply(record.status());
+  internal::ExecutionState state;
+  if (!state.ParseFromString(record->state)) return reply(Status::data_loss("execution state does not parse"));
+  v1::DescribeWorkflowResponse out;
+  auto* info = out.mutable_info();
+  info->mutable_execution()->set_workflow_id(key->workflow_id);
+  info->mutable_execution()->set_run_id(key->run_id);
+  *info->mutable_type() = state.workflow_type();
+  *info->mutable_task_queue() = state.task_queue();
+  info->set_status(state.status());
+  *info->mutable_start_time() = state.start_time();
+  if (state.has_close_time()) *info->mutable_close_time() = state.close_time();
+  info->set_history_length(record->next_event_id - 1);
+  info->set_history_size_bytes(state.history_bytes());
+  for (const auto& [scheduled, a] : state.activities()) {
+    auto* p = out.add_pending_activities();
+    p->set_activity_id(a.activity_id());
+    *p->mutable_activity_type() = a.activity_type();
+    p->set_started(a.started());
+    p->set_attempt(a.attempt());
+    *p->mutable_last_failure() = a.last_failure();
+    *p->mutable_heartbeat_details() = a.heartbeat_details();
+    if (a.has_last_heartbeat_time()) *p->mutable_last_heartbeat_time() = a.last_heartbeat_time();
+    if (a.has_next_attempt_time()) *p->mutable_next_attempt_time() = a.next_attempt_time();
+    p->set_cancel_requested(a.cancel_requested());
+    p->set_scheduled_event_id(scheduled);
+  }
+  for (const auto& [id, t] : state.timers()) {
+    auto* p = out.add_pending_timers();
+    p->set_timer_id(id);
+    *p->mutable_fire_time() = t.fire_time();
+    p->set_started_event_id(t.started_event_id());
+  }
+  if (state.has_last_workflow_task_failure()) {
+    *out.mutable_last_workflow_task_failure() = state.last_workflow_task_failure();
+  }
+  out.set_workflow_task_attempt(state.workflow_task_attempt());
+  reply(out);
+}
+
+Status Engine::fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
+                            int64_t& next_event_id) {
+  history::EventBatchCodec codec;
+  next_event_id = first_event_id;
+  while (out.events_size() < max_events) {
+    Result<std::vector<HistoryBatch>> batches = store_.read_history(key, next_event_id, 16);
+    if (!batches) return batches.status();
+    if (batches->empty()) break;
+    for (const HistoryBatch& b : *batches) {
+      v1::History page;
+      REPRISE_RETURN_IF_ERROR(codec.decode(b.data, page));
+      for (auto& e : *page.mutable_events()) {
+        if (e.event_id() < next_event_id || out.events_size() >= max_events) continue;
+        next_event_id = e.event_id() + 1;
+        *out.add_events() = std::move(e);
+      }
+      if (out.events_size() >= max_events) break;
+    }
+  }
+  return Status::ok();
+}
+
+void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  Result<ExecutionKey> resolved = resolve(ns, request.workflow_execution());
+  if (!resolved) return reply(resolved.status());
+  const ExecutionKey key = *resolved;
+  int64_t first = request.first_event_id() > 0 ? request.first_event_id() : 1;
+  if (!request.next_page_token().empty()) {
+    try {
+      first = std::stoll(request.next_page_token());
+    } catch (const std::exception&) {
+      return reply(Status::invalid_argument("next_page_token is malformed"));
+    }
+  }
+  const int max_events = request.maximum_page_size() > 0 ? request.maximum_page_size() : kHistoryPageDefault;
+  const auto wait = request.wait_timeout().seconds() > 0 || request.wait_timeout().nanos() > 0
+                        ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.wait_timeout()))
+                        : options_.poll_timeout;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+
+  // Reads what is there; when the caller wants to wait and nothing new is
+  // there yet, parks until the execution changes or the wait ends.
+  auto attempt = std::make_shared<std::function<void()>>();
+  *attempt = [this, key, first, max_events, request, reply, answered, deadline, attempt_weak = std::weak_ptr(attempt)] {
+    if (answered->load()) return;
+    Result<ExecutionRecord> record = store_.get_execution(key);
+    if (!record) {
+      if (!answered->exchange(true)) reply(record.status());
+      return;
+    }
+    const bool closed = record->status != v1::WORKFLOW_EXECUTION_STATUS_RUNNING;
+    v1::GetHistoryResponse out;
+    int64_t next = first;
+    if (request.close_event_only()) {
+      if (closed) next = record->next_event_id - 1;
+      if (closed || !request.wait_new_event()) {
+        if (Status s = fill_history(key, next, 1, *out.mutable_history(), next); !s) {
+          if (!answered->exchange(true)) reply(s);
+          return;
+        }
+        if (!closed) out.clear_history();
+        if (!answered->exchange(true)) reply(out);
+        return;
+      }
+    } else {
+      if (Status s = fill_history(key, first, max_events, *out.mutable_history(), next); !s) {
+        if (!answered->exchange(true)) reply(s);
+        return;
+      }
+      const bool more = next < record->next_event_id;
+      if (out.history().events_size() > 0 || closed || !request.wait_new_event()) {
+        if (more) out.set_next_page_token(encode_page(next));
+        if (!answered->exchange(true)) reply(out);
+        return;
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      if (!answered->exchange(true)) reply(v1::GetHistoryResponse());
+      return;
+    }
+    auto again = attempt_weak.lock();
+    if (!again) return;
+    watch(key, [this, again] { executor_.post([again] { (*again)(); }); });
+  };
+  deadlines_.schedule(deadline, [answered, reply, attempt] {
+    // Holding `attempt` keeps the waiting closure alive until the deadline.
+    if (!answered->exchange(true)) reply(v1::GetHistoryResponse());
+  });
+  (*attempt)();
+}
+
+void Engine::list_workflows(v1::ListWorkflowsRequest request, Reply<v1::ListWorkflowsResponse> reply) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  VisibilityQuery q;
+  q.namespace_id = ns;
+  if (!request.workflow_type().empty()) q.workflow_type = request.workflow_type();
+  if (!request.task_queue().empty()) q.task_queue = request.task_queue();
+  if (request.status() != v1::WORKFLOW_EXECUTION_STATUS_UNSPECIFIED) q.status = request.status();
+  if (request.has_started_after()) q.started_after = to_time(request.started_after());
+  if (request.has_started_before()) q.started_before = to_time(request.started_before());
+  q.page_size = request.page_size() > 0 ? request.page_size() : 100;
+  q.page_token = request.next_page_token();
+  Result<VisibilityPage> page = store_.list_executions(q);
+  if (!page) return reply(page.status());
+  v1::ListWorkflowsResponse out;
+  for (const VisibilityRecord& r : page->records) {
+    auto* info = out.add_executions();
+    info->mutable_execution()->set_workflow_id(r.key.workflow_id);
+    info->mutable_execution()->set_run_id(r.key.run_id);
+    info->mutable_type()->set_name(r.workflow_type);
+    info->mutable_task_queue()->set_name(r.task_queue);
+    info->set_status(r.status);
+    set_time(info->mutable_start_time(), r.start_time);
+    if (r.close_time) set_time(info->mutable_close_time(), *r.close_time);
+  }
+  out.set_next_page_token(page->next_page_token);
+  reply(out);
+}
+
+void Engine::watch(const ExecutionKey& key, std::function<void()> wake) {
+  std::lock_guard lock(watch_mu_);
+  watchers_[key].push_back(std::move(wake));
+}
+
+void Engine::wake_watchers(const ExecutionKey& key) {
+  std::vector<std::function<void()>> woken;
+  {
+    std::lock_guard lock(watch_mu_);
+    auto it = watchers_.find(key);
+    if (it == watchers_.end()) return;
+    woken = std::move(it->second);
+    watchers_.erase(it);
+  }
+  for (auto& w : woken) w();
+}
+
+// --- worker side ---
+
+void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::PollWorkflowTaskResponse> reply) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
+  poll_workflow({ns, TaskKind::kWorkflowTask, request.task_queue().name()}, request.identity(), poll_deadline(),
+                std::move(reply));
+}
+
+void Engine::poll_workflow(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline,
+                           Reply<v1::PollWorkflowTaskResponse> reply) {
+  matching_.poll(queue, deadline, [this, queue, identity, deadline, reply](std::optional<TaskRecord> task) {
+    if (!task) return reply(v1::PollWorkflowTaskResponse());
+    internal::TaskPayload payload;
+    payload.ParseFromString(task->payload);
+    auto response = std::make_shared<v1::PollWorkflowTaskResponse>();
+    auto applied = std::make_shared<Applied>(Applied::kStale);
+    transition(
+        task->execution,
+        [payload, identity, response, applied](MutableState& ms) {
+          Result<Applied> a = ms.start_workflow_task(payload, identity, *response);
+          if (!a) return a.status();
+          *applied = *a;
+          return Status::ok();
+        },
+        [id = task->task_id](Transition& t) { t.remove_tasks.push_back(id); },
+        [this, queue, identity, deadline, reply, response, applied, task](Result<MutableState*> r) {
+          if (!r && r.status().code() != StatusCode::kNotFound) {
+            matching_.add(*task);  // its row is still there: keep it available
+            return reply(r.status());
+          }
+          if (!r || *applied == Applied::kStale) return poll_workflow(queue, identity, deadline, reply);
+          int64_t next = 0;
+          const ExecutionKey key = task->execution;
+          if (Status s = fill_history(key, 1, INT_MAX, *response->mutable_history(), next); !s) return reply(s);
+          reply(std::move(*response));
+        });
+  });
+}
+
+void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
+                                    Reply<v1::CompleteWorkflowTaskResponse> reply) {
+  Result<internal::TaskToken> token = MutableState::decode_token(request.task_token());
+  if (!token) return reply(token.status());
+  const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
+  transition(
+      key, [token = *token, request](MutableState& ms) { return ms.complete_workflow_task(token, request); }, {},
+      [reply](Result<MutableState*> r) {
+        if (!r) return reply(r.status());
+        reply(v1::CompleteWorkflowTaskResponse());
+      });
+}
+
+void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply) {
+  Result<internal::TaskToken> token = MutableState::decode_token(request.task_token());
+  if (!token) return reply(token.status());
+  const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
+  transition(
+      key, [token = *token, request](MutableState& ms) { return ms.fail_workflow_task(token, request); }, {},
+      [reply](Result<MutableState*> r) {
+        if (!r) return reply(r.status());
+        reply(v1::FailWorkflowTaskResponse());
+      });
+}
+
+void Engine::poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::PollActivityTaskResponse> reply) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
+  poll_activity({ns, TaskKind::kActivityTask, request.task_queue().name()}, request.identity(), poll_deadline(),
+                std::move(reply));
+}
+
+void Engine::poll_activity(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline,
+                           Reply<v1::PollActivityTaskResponse> reply) {
+  matching_.poll(queue, deadline, [this, queue, identity, deadline, reply](std::optional<TaskRecord> task) {
+    if (!task) return reply(v1::PollActivityTaskResponse());
+    internal::TaskPayload payload;
+    payload.ParseFromString(task->payload);
+    auto response = std::make_shared<v1::PollActivityTaskResponse>();
+    auto applied = std::make_shared<Applied>(Applied::kStale);
+    transition(
+        task->execution,
+        [payload, identity, response, applied](MutableState& ms) {
+          Result<Applied> a = ms.start_activity(payload, identity, *response);
+          if (!a) return a.status();
+          *applied = *a;
+          return Status::ok();
+        },
+        [id = task->task_id](Transition& t) { t.remove_tasks.push_back(id); },
+        [this, queue, identity, deadline, reply, response, applied, task](Result<MutableState*> r) {
+          if (!r && r.status().code() != StatusCode::kNotFound) {
+            matching_.add(*task);
+            return reply(r.status());
+          }
+          if (!r || *applied == Applied::kStale) return poll_activity(queue, identity, deadline, reply);
+          reply(std::move(*response));
+        });
+  });
+}
+
+void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply) {
+  Result<internal::TaskToken> token = MutableState::decode_token(request.task_token());
+  if (!token) return reply(token.status());
+  const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
+  auto cancel_requested = std::make_shared<bool>(false);
+  transition(
+      key,
+      [token = *token, request, cancel_requested](MutableState& ms) {
+        Result<bool> r = ms.heartbeat_activity(token, request.details());
+        if (!r) return r.status();
+        *cancel_requested = *r;
+        return Status::ok();
+      },
+      {},
+      [reply, cancel_requested](Result<MutableState*> r) {
+        if (!r) return reply(r.status());
+        v1::HeartbeatActivityResponse out;
+        out.set_cancel_requested(*cancel_requested);
+        reply(out);
+      });
+}
+
+void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply) {
+  Result<internal::TaskToken> token = MutableState::decode_token(request.task_token());
+  if (!token) return reply(token.status());
+  const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
+  transition(
+      key,
+      [token = *token, request](MutableState& ms) {
+        return ms.complete_activity(token, request.result(), request.identity());
+      },
+      {},
+      [reply](Result<MutableState*> r) {
+        if (!r) return reply(r.status());
+        reply(v1::CompleteActivityResponse());
+      });
+}
+
+void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply) {
+  Result<internal::TaskToken> token = MutableState::decode_token(request.task_token());
+  if (!token) return reply(token.status());
+  const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
+  transition(
+      key,
+      [token = *token, request](MutableState& ms) {
+        return ms.fail_activity(token, request.failure(), request.last_heartbeat_details(), request.identity());
+      },
+      {},
+      [reply](Result<MutableState*> r) {
+        if (!r) return reply(r.status());
+        reply(v1::FailActivityResponse());
+      });
+}
+
+// --- timers ---
+
+void Engine::check_timers() {
+  {
+    std::lock_guard lock(timer_mu_);
+    timer_check_requested_ = true;
+  }
+  timer_cv_.notify_all();
+}
+
+void Engine::timer_loop() {
+  std::unique_lock lock(timer_mu_);
+  while (!stopping_) {
+    timer_check_requested_ = false;
+    lock.unlock();
+    Result<std::vector<TimerRecord>> due = store_.due_timers(clock_.now(), 256);
+    Result<std::optional<TimePoint>> next = store_.next_timer_time();
+    lock.lock();
+    std::vector<TimerRecord> launch;
+    if (due) {
+      for (TimerRecord& t : *due) {
+        if (timers_in_flight_.insert(t.timer_id).second) launch.push_back(std::move(t));
+      }
+    }
+    if (!launch.empty()) {
+      lock.unlock();
+      for (TimerRecord& t : launch) fire(std::move(t));
+      lock.lock();
+      continue;
+    }
+    // Sleep until the next timer is due (re-checking at least every second,
+    // since the clock may be moved by hand) or until asked to look again.
+    auto wait = std::chrono::milliseconds(1000);
+    if (next && next->has_value() && (!due || due->empty())) {
+      const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(**next - clock_.now());
+      wait = std::clamp(until, std::chrono::milliseconds(0), wait);
+    }
+    timer_cv_.wait_for(lock, wait, [this] { return stopping_ || timer_check_requested_; });
+  }
+}
+
+void Engine::fire(TimerRecord timer) {
+  internal::TimerTask task;
+  task.ParseFromString(timer.payload);
+  const int64_t id = timer.timer_id;
+  transition(
+      timer.execution, [task](MutableState& ms) { return ms.fire_timer(task).status(); },
+      [id](Transition& t) { t.remove_timers.push_back(id); },
+      [this, id](Result<MutableState*> r) {
+        {
+          std::lock_guard lock(timer_mu_);
+          timers_in_flight_.erase(id);
+          // After a failure the row stays; the loop retries it on its next pass.
+          if (r.is_ok() || r.status().code() == StatusCode::kNotFound) timer_check_requested_ = true;
+        }
+        timer_cv_.notify_all();
+      });
+}
+
+}  // namespace reprise::engine

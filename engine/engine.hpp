@@ -1,0 +1,137 @@
+// Engine: the workflow service behind reprise-server and embedded mode.
+//
+// Every method mirrors an RPC of reprise.v1.WorkflowService and answers
+// through a callback, so a caller (the gRPC adapter, the in-process
+// connection) never parks a thread: polls wait in Matching, history
+// long-polls wait in a watcher list, and commits wait in the store's group
+// commit. A reply is sent only after the transition it reports is committed.
+//
+// Inside, each operation on an execution is one MutableState transition run
+// through the ExecutionSerializer (one in flight per execution) on a small
+// executor; after the commit, the tasks it created go to Matching, its timers
+// to the timer loop, and history watchers are woken.
+//
+// Thread safety: all methods may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "engine/deadline_scheduler.hpp"
+#include "engine/execution/mutable_state.hpp"
+#include "engine/execution_serializer.hpp"
+#include "engine/executor.hpp"
+#include "engine/matching/matching.hpp"
+#include "engine/store/store.hpp"
+
+namespace reprise::engine {
+
+template <typename T>
+using Reply = std::function<void(Result<T>)>;
+
+struct EngineOptions {
+  EngineConfig config;
+  std::chrono::milliseconds poll_timeout{60'000};  // long-polls return empty after this
+  int executor_threads = 2;
+  const Clock* clock = nullptr;  // defaults to the system clock
+  uint64_t random_seed = 0;      // run ids; 0 = from std::random_device
+};
+
+class Engine {
+ public:
+  // Rebuilds the task queues from the store and starts the timer loop.
+  static Result<std::unique_ptr<Engine>> start(Store& store, EngineOptions options);
+  // Ends parked polls, finishes operations in flight, stops the timer loop.
+  ~Engine();
+
+  // Client side.
+  void start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWorkflowResponse> reply);
+  void signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply);
+  void request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
+                               Reply<v1::RequestCancelWorkflowResponse> reply);
+  void terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply);
+  void describe_workflow(v1::DescribeWorkflowRequest request, Reply<v1::DescribeWorkflowResponse> reply);
+  void get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply);
+  void list_workflows(v1::ListWorkflowsRequest request, Reply<v1::ListWorkflowsResponse> reply);
+
+  // Worker side. Polls answer an empty response (no task token) on timeout.
+  void poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::PollWorkflowTaskResponse> reply);
+  void complete_workflow_task(v1::CompleteWorkflowTaskRequest request, Reply<v1::CompleteWorkflowTaskResponse> reply);
+  void fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply);
+  void poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::PollActivityTaskResponse> reply);
+  void heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply);
+  void complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply);
+  void fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply);
+
+  // Looks for due timers now (tests that move a ManualClock call this).
+  void check_timers();
+
+ private:
+  Engine(Store& store, EngineOptions options);
+
+  // Runs `op` on the loaded execution as one serialized transition and
+  // commits it; `extra` adds rows to remove. `then` runs after the commit
+  // (or with the error), on the executor.
+  using Op = std::function<Status(MutableState&)>;
+  void transition(const ExecutionKey& key, Op op, std::function<void(Transition&)> extra,
+                  std::function<void(Result<MutableState*>)> then);
+  void commit(Transition t, std::function<void(Result<CommitResult>)> then);
+  void after_commit(const std::vector<TaskRecord>& tasks, const std::vector<TimePoint>& timers,
+                    const std::vector<ExecutionKey>& changed, const CommitResult& result);
+
+  // Counts an operation in flight; false once the engine is closing.
+  bool begin_op();
+  void end_op();
+  Result<ExecutionKey> resolve(const std::string& namespace_id, const v1::WorkflowExecution& execution);
+  std::string new_run_id();
+  DeadlineScheduler::SteadyTime poll_deadline() const;
+
+  void poll_workflow(QueueKey key, std::string identity, DeadlineScheduler::SteadyTime deadline,
+                     Reply<v1::PollWorkflowTaskResponse> reply);
+  void poll_activity(QueueKey key, std::string identity, DeadlineScheduler::SteadyTime deadline,
+                     Reply<v1::PollActivityTaskResponse> reply);
+  Status fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
+                      int64_t& next_event_id);
+  void watch(const ExecutionKey& key, std::function<void()> wake);
+  void wake_watchers(const ExecutionKey& key);
+
+  void timer_loop();
+  void fire(TimerRecord timer);
+
+  Store& store_;
+  EngineOptions options_;
+  const Clock& clock_;
+  DeadlineScheduler deadlines_;
+  Matching matching_;
+  Executor executor_;
+  ExecutionSerializer serializer_;
+
+  std::mutex random_mu_;
+  std::mt19937_64 random_;
+
+  std::mutex watch_mu_;
+  std::map<ExecutionKey, std::vector<std::function<void()>>> watchers_;
+
+  // Operations started and not yet answered; the destructor waits for none.
+  std::mutex ops_mu_;
+  std::condition_variable ops_cv_;
+  int active_ops_ = 0;
+  bool closing_ = false;
+
+  std::mutex timer_mu_;
+  std::condition_variable timer_cv_;
+  std::set<int64_t> timers_in_flight_;
+  bool timer_check_requested_ = false;
+  bool stopping_ = false;
+  std::thread timer_thread_;
+};
+
+}  // namespace reprise::engine

@@ -1,0 +1,257 @@
+// The engine in process, on a real SQLite store, driven through its
+// WorkflowService-shaped API the way a worker and a client would.
+#include "engine/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "../store/store_test_util.hpp"
+#include "engine/store/sqlite_store.hpp"
+
+namespace reprise::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StoreOptions store_options;
+    store_options.clock = &clock_;
+    auto store = SqliteStore::open(dir_.file("engine.db"), store_options);
+    ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+    store_ = std::move(store).value();
+    restart();
+  }
+  void TearDown() override { engine_.reset(); }
+
+  void restart() {
+    engine_.reset();
+    EngineOptions options;
+    options.clock = &clock_;
+    options.poll_timeout = 300ms;
+    options.random_seed = 42;
+    auto engine = Engine::start(*store_, options);
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    engine_ = std::move(engine).value();
+  }
+
+  template <typename Resp, typename Req>
+  Result<Resp> call(void (Engine::*method)(Req, Reply<Resp>), Req request) {
+    std::promise<Result<Resp>> done;
+    (engine_.get()->*method)(std::move(request), [&done](Result<Resp> r) { done.set_value(std::move(r)); });
+    return done.get_future().get();
+  }
+
+  Result<v1::StartWorkflowResponse> start(const std::string& id, const std::string& request_id = "r1",
+                                          v1::WorkflowIdReusePolicy policy = {}) {
+    v1::StartWorkflowRequest r;
+    r.set_workflow_id(id);
+    r.mutable_workflow_type()->set_name("hello");
+    r.mutable_task_queue()->set_name("greetings");
+    r.mutable_input()->add_payloads()->set_data("world");
+    r.set_request_id(request_id);
+    r.set_workflow_id_reuse_policy(policy);
+    return call(&Engine::start_workflow, r);
+  }
+
+  v1::PollWorkflowTaskResponse poll_workflow() {
+    v1::PollWorkflowTaskRequest r;
+    r.mutable_task_queue()->set_name("greetings");
+    r.set_identity("test-worker");
+    auto out = call(&Engine::poll_workflow_task, r);
+    EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+    return out.is_ok() ? *out : v1::PollWorkflowTaskResponse();
+  }
+
+  v1::PollActivityTaskResponse poll_activity() {
+    v1::PollActivityTaskRequest r;
+    r.mutable_task_queue()->set_name("greetings");
+    auto out = call(&Engine::poll_activity_task, r);
+    EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+    return out.is_ok() ? *out : v1::PollActivityTaskResponse();
+  }
+
+  Status complete(const std::string& token, std::vector<v1::Command> commands) {
+    v1::CompleteWorkflowTaskRequest r;
+    r.set_task_token(token);
+    for (auto& c : commands) *r.add_commands() = std::move(c);
+    return call(&Engine::complete_workflow_task, r).status();
+  }
+
+  static v1::Command schedule_greet() {
+    v1::Command c;
+    c.set_command_type(v1::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
+    auto* a = c.mutable_schedule_activity_task();
+    a->set_activity_id("1");
+    a->mutable_activity_type()->set_name("greet");
+    a->mutable_start_to_close_timeout()->set_seconds(10);
+    return c;
+  }
+
+  static v1::Command complete_with(const std::string& result) {
+    v1::Command c;
+    c.set_command_type(v1::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION);
+    c.mutable_complete_workflow_execution()->mutable_result()->add_payloads()->set_data(result);
+    return c;
+  }
+
+  // Runs the hello workflow's worker side to completion, from its first task.
+  void run_hello_worker_from(const v1::PollWorkflowTaskResponse& task) {
+    ASSERT_FALSE(task.task_token().empty());
+    ASSERT_TRUE(complete(task.task_token(), {schedule_greet()}).is_ok());
+    auto activity = poll_activity();
+    ASSERT_EQ(activity.activity_type().name(), "greet");
+    v1::CompleteActivityRequest done;
+    done.set_task_token(activity.task_token());
+    done.mutable_result()->add_payloads()->set_data("Hello, world!");
+    ASSERT_TRUE(call(&Engine::complete_activity, done).is_ok());
+    auto second = poll_workflow();
+    const auto& events = second.history().events();
+    ASSERT_EQ(events.size(), 9);
+    EXPECT_EQ(second.previous_started_event_id(), 3);
+    ASSERT_EQ(events[6].event_type(), v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+    EXPECT_EQ(events[6].activity_task_completed().result().payloads(0).data(), "Hello, world!");
+    ASSERT_TRUE(complete(second.task_token(), {complete_with("Hello, world!")}).is_ok());
+  }
+
+  ManualClock clock_;
+  TempDir dir_;
+  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(EngineTest, HelloWorkflowEndToEndWithAResultLongPoll) {
+  auto started = start("hello-1");
+  ASSERT_TRUE(started.is_ok()) << started.status().to_string();
+  EXPECT_TRUE(started->started());
+
+  // A client waits for the close event before the worker has done anything.
+  v1::GetHistoryRequest wait;
+  wait.mutable_workflow_execution()->set_workflow_id("hello-1");
+  wait.set_wait_new_event(true);
+  wait.set_close_event_only(true);
+  wait.mutable_wait_timeout()->set_seconds(10);
+  std::promise<Result<v1::GetHistoryResponse>> result;
+  engine_->get_history(wait, [&](Result<v1::GetHistoryResponse> r) { result.set_value(std::move(r)); });
+
+  auto first = poll_workflow();
+  EXPECT_EQ(first.workflow_type().name(), "hello");
+  EXPECT_EQ(first.history().events_size(), 3);
+  EXPECT_EQ(first.history().events(0).workflow_execution_started().input().payloads(0).data(), "world");
+  run_hello_worker_from(first);
+
+  auto closed = result.get_future().get();
+  ASSERT_TRUE(closed.is_ok()) << closed.status().to_string();
+  ASSERT_EQ(closed->history().events_size(), 1);
+  EXPECT_EQ(closed->history().events(0).workflow_execution_completed().result().payloads(0).data(), "Hello, world!");
+
+  v1::DescribeWorkflowRequest describe;
+  describe.mutable_workflow_execution()->set_workflow_id("hello-1");
+  auto d = call(&Engine::describe_workflow, describe);
+  ASSERT_TRUE(d.is_ok());
+  EXPECT_EQ(d->info().status(), v1::WORKFLOW_EXECUTION_STATUS_COMPLETED);
+  EXPECT_EQ(d->info().history_length(), 11);
+}
+
+TEST_F(EngineTest, PollsReturnEmptyWhenNothingArrives) {
+  auto task = poll_workflow();
+  EXPECT_TRUE(task.task_token().empty());
+}
+
+TEST_F(EngineTest, StartIsIdempotentAndHonoursTheReusePolicy) {
+  auto first = start("order-1", "req-A");
+  ASSERT_TRUE(first.is_ok());
+  auto retried = start("order-1", "req-A");
+  ASSERT_TRUE(retried.is_ok());
+  EXPECT_FALSE(retried->started());
+  EXPECT_EQ(retried->run_id(), first->run_id());
+  auto duplicate = start("order-1", "req-B");
+  EXPECT_EQ(duplicate.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(duplicate.status().message(), "workflow id 'order-1' is already running as run " + first->run_id());
+
+  v1::TerminateWorkflowRequest stop;
+  stop.mutable_workflow_execution()->set_workflow_id("order-1");
+  stop.set_reason("test");
+  ASSERT_TRUE(call(&Engine::terminate_workflow, stop).is_ok());
+  EXPECT_EQ(start("order-1", "req-C", v1::WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE).status().code(),
+            StatusCode::kAlreadyExists);
+  auto again = start("order-1", "req-D", v1::WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_NE(again->run_id(), first->run_id());
+}
+
+TEST_F(EngineTest, BadRequestsNameTheField) {
+  EXPECT_EQ(start("").status().message(), "workflow_id is required");
+  EXPECT_EQ(start(std::string(2000, 'x')).status().message(), "workflow_id is longer than 1000 bytes");
+  v1::StartWorkflowRequest other_namespace;
+  other_namespace.set_namespace_("prod");
+  other_namespace.set_workflow_id("x");
+  EXPECT_EQ(call(&Engine::start_workflow, other_namespace).status().code(), StatusCode::kNotFound);
+  v1::CompleteWorkflowTaskRequest forged;
+  forged.set_task_token("garbage");
+  EXPECT_EQ(call(&Engine::complete_workflow_task, forged).status().message(), "task_token is malformed");
+
+  ASSERT_TRUE(start("closed-1").is_ok());
+  v1::TerminateWorkflowRequest stop;
+  stop.mutable_workflow_execution()->set_workflow_id("closed-1");
+  ASSERT_TRUE(call(&Engine::terminate_workflow, stop).is_ok());
+  v1::SignalWorkflowRequest late;
+  late.mutable_workflow_execution()->set_workflow_id("closed-1");
+  late.set_signal_name("approve");
+  auto r = call(&Engine::signal_workflow, late);
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("is closed"), std::string::npos);
+}
+
+TEST_F(EngineTest, SignalsReachTheNextWorkflowTask) {
+  ASSERT_TRUE(start("approval-1").is_ok());
+  auto first = poll_workflow();
+  v1::SignalWorkflowRequest signal;
+  signal.mutable_workflow_execution()->set_workflow_id("approval-1");
+  signal.set_signal_name("approve");
+  signal.mutable_input()->add_payloads()->set_data("yes");
+  ASSERT_TRUE(call(&Engine::signal_workflow, signal).is_ok());  // while the task runs: buffered
+  ASSERT_TRUE(complete(first.task_token(), {}).is_ok());
+  auto second = poll_workflow();
+  ASSERT_FALSE(second.task_token().empty());
+  const auto& events = second.history().events();
+  bool seen = false;
+  for (const auto& e : events)
+    seen |= e.has_workflow_execution_signaled() && e.workflow_execution_signaled().input().payloads(0).data() == "yes";
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(EngineTest, PendingTasksAndTimersSurviveARestart) {
+  ASSERT_TRUE(start("durable-1").is_ok());
+  restart();  // the queued workflow task is rebuilt from the store
+  auto task = poll_workflow();
+  ASSERT_FALSE(task.task_token().empty());
+  v1::Command timer;
+  timer.set_command_type(v1::COMMAND_TYPE_START_TIMER);
+  timer.mutable_start_timer()->set_timer_id("nap");
+  timer.mutable_start_timer()->mutable_start_to_fire_timeout()->set_seconds(3600);
+  ASSERT_TRUE(complete(task.task_token(), {timer}).is_ok());
+  restart();
+  clock_.advance(3600s);  // the timer came due while the server was down
+  engine_->check_timers();
+  auto woken = poll_workflow();
+  ASSERT_FALSE(woken.task_token().empty()) << "the timer fired after the restart";
+  const auto& events = woken.history().events();
+  EXPECT_EQ(events[events.size() - 3].event_type(), v1::EVENT_TYPE_TIMER_FIRED);
+}
+
+TEST_F(EngineTest, ListsWorkflows) {
+  ASSERT_TRUE(start("a").is_ok());
+  ASSERT_TRUE(start("b").is_ok());
+  v1::ListWorkflowsRequest list;
+  list.set_status(v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
+  auto r = call(&Engine::list_workflows, list);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(r->executions_size(), 2);
+}
+
+}  // namespace
+}  // namespace reprise::engine
