@@ -89,54 +89,51 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
     then(Status::unavailable("the server is shutting down"));
     return;
   }
-  auto finished = [this, then](Result<MutableState*> r) {
-    then(std::move(r));
-    end_op();
-  };
-  serializer_.run(key,
-                  [this, key, op = std::move(op), extra = std::move(extra), finished](ExecutionSerializer::Done done) {
-                    auto answer = [finished, done](Result<MutableState*> r) {
-                      finished(std::move(r));
-                      done();
-                    };
-                    Result<ExecutionRecord> record = store_.get_execution(key);
-                    if (!record) {
-                      if (record.status().code() == StatusCode::kNotFound && extra) {
-                        // The execution is gone; still drop the task or timer row that led here.
-                        Transition cleanup;
-                        extra(cleanup);
-                        commit(std::move(cleanup), [answer, s = record.status()](Result<CommitResult>) { answer(s); });
-                        return;
-                      }
-                      answer(record.status());
-                      return;
-                    }
-                    Result<MutableState> loaded = MutableState::load(*record, clock_.now(), options_.config);
-                    if (!loaded) {
-                      answer(loaded.status());
-                      return;
-                    }
-                    auto ms = std::make_shared<MutableState>(std::move(loaded).value());
-                    Status s = op(*ms);
-                    if (!s.is_ok()) {
-                      answer(s);
-                      return;
-                    }
-                    thread_local history::EventBatchCodec codec;
-                    Result<Transition> t = ms->finish(codec);
-                    if (!t) {
-                      answer(t.status());
-                      return;
-                    }
-                    if (extra) extra(*t);
-                    commit(std::move(*t), [ms, answer](Result<CommitResult> r) {
-                      if (!r) {
-                        answer(r.status());
-                      } else {
-                        answer(ms.get());
-                      }
-                    });
-                  });
+  serializer_.run(key, [this, key, op = std::move(op), extra = std::move(extra), then](ExecutionSerializer::Done done) {
+    // The operation ends last: once it does, the engine may be destroyed.
+    auto answer = [this, then, done](Result<MutableState*> r) {
+      then(std::move(r));
+      done();
+      end_op();
+    };
+    Result<ExecutionRecord> record = store_.get_execution(key);
+    if (!record) {
+      if (record.status().code() == StatusCode::kNotFound && extra) {
+        // The execution is gone; still drop the task or timer row that led here.
+        Transition cleanup;
+        extra(cleanup);
+        commit(std::move(cleanup), [answer, s = record.status()](Result<CommitResult>) { answer(s); });
+        return;
+      }
+      answer(record.status());
+      return;
+    }
+    Result<MutableState> loaded = MutableState::load(*record, clock_.now(), options_.config);
+    if (!loaded) {
+      answer(loaded.status());
+      return;
+    }
+    auto ms = std::make_shared<MutableState>(std::move(loaded).value());
+    Status s = op(*ms);
+    if (!s.is_ok()) {
+      answer(s);
+      return;
+    }
+    thread_local history::EventBatchCodec codec;
+    Result<Transition> t = ms->finish(codec);
+    if (!t) {
+      answer(t.status());
+      return;
+    }
+    if (extra) extra(*t);
+    commit(std::move(*t), [ms, answer](Result<CommitResult> r) {
+      if (!r) {
+        answer(r.status());
+      } else {
+        answer(ms.get());
+      }
+    });
+  });
 }
 
 void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then) {
@@ -224,14 +221,11 @@ void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWor
   // Starts of one workflow id are serialized on the id itself (empty run).
   const ExecutionKey id_key{ns, request.workflow_id(), ""};
   if (!begin_op()) return reply(Status::unavailable("the server is shutting down"));
-  auto finished = [this, reply](Result<v1::StartWorkflowResponse> r) {
-    reply(std::move(r));
-    end_op();
-  };
-  serializer_.run(id_key, [this, ns, request = std::move(request), finished](ExecutionSerializer::Done done) {
-    auto answer = [finished, done](Result<v1::StartWorkflowResponse> r) {
-      finished(std::move(r));
+  serializer_.run(id_key, [this, ns, request = std::move(request), reply](ExecutionSerializer::Done done) {
+    auto answer = [this, reply, done](Result<v1::StartWorkflowResponse> r) {
+      reply(std::move(r));
       done();
+      end_op();  // last: once it ends, the engine may be destroyed
     };
     std::string expected_run;
     Result<CurrentRun> current = store_.get_current_run(ns, request.workflow_id());
