@@ -65,20 +65,37 @@ Engine::Engine(Store& store, EngineOptions options)
       serializer_(executor_),
       random_(options_.random_seed != 0 ? options_.random_seed : std::random_device()()) {}
 
-Engine::~Engine() {
+Engine::~Engine() { shutdown(); }
+
+void Engine::shutdown() {
   {
     std::lock_guard lock(ops_mu_);
+    if (closing_) return;
     closing_ = true;
   }
-  matching_.shutdown();
+  matching_.shutdown();  // parked polls answer empty
   {
     std::lock_guard lock(timer_mu_);
     stopping_ = true;
   }
   timer_cv_.notify_all();
   if (timer_thread_.joinable()) timer_thread_.join();
+  // Parked history long-polls see the engine closing and answer empty.
+  std::map<ExecutionKey, std::vector<std::function<void()>>> parked;
+  {
+    std::lock_guard lock(watch_mu_);
+    parked.swap(watchers_);
+  }
+  for (auto& [key, wakes] : parked) {
+    for (auto& wake : wakes) wake();
+  }
   std::unique_lock lock(ops_mu_);
   ops_cv_.wait(lock, [this] { return active_ops_ == 0; });
+}
+
+bool Engine::closing() {
+  std::lock_guard lock(ops_mu_);
+  return closing_;
 }
 
 // --- plumbing ---
@@ -400,56 +417,49 @@ void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResp
                         ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.wait_timeout()))
                         : options_.poll_timeout;
   const auto deadline = std::chrono::steady_clock::now() + wait;
+  if (!begin_op()) return reply(Status::unavailable("the server is shutting down"));
+  // Exactly one answer, whoever gives it: the read, the wait's end, shutdown.
   auto answered = std::make_shared<std::atomic<bool>>(false);
+  auto finish = [this, answered, reply](Result<v1::GetHistoryResponse> r) {
+    if (answered->exchange(true)) return;
+    reply(std::move(r));
+    end_op();
+  };
 
   // Reads what is there; when the caller wants to wait and nothing new is
   // there yet, parks until the execution changes or the wait ends.
   auto attempt = std::make_shared<std::function<void()>>();
-  *attempt = [this, key, first, max_events, request, reply, answered, deadline, attempt_weak = std::weak_ptr(attempt)] {
+  *attempt = [this, key, first, max_events, request, finish, answered, deadline,
+              attempt_weak = std::weak_ptr(attempt)] {
     if (answered->load()) return;
+    if (closing()) return finish(v1::GetHistoryResponse());
     Result<ExecutionRecord> record = store_.get_execution(key);
-    if (!record) {
-      if (!answered->exchange(true)) reply(record.status());
-      return;
-    }
+    if (!record) return finish(record.status());
     const bool closed = record->status != v1::WORKFLOW_EXECUTION_STATUS_RUNNING;
     v1::GetHistoryResponse out;
     int64_t next = first;
     if (request.close_event_only()) {
       if (closed) next = record->next_event_id - 1;
       if (closed || !request.wait_new_event()) {
-        if (Status s = fill_history(key, next, 1, *out.mutable_history(), next); !s) {
-          if (!answered->exchange(true)) reply(s);
-          return;
-        }
+        if (Status s = fill_history(key, next, 1, *out.mutable_history(), next); !s) return finish(s);
         if (!closed) out.clear_history();
-        if (!answered->exchange(true)) reply(out);
-        return;
+        return finish(out);
       }
     } else {
-      if (Status s = fill_history(key, first, max_events, *out.mutable_history(), next); !s) {
-        if (!answered->exchange(true)) reply(s);
-        return;
-      }
+      if (Status s = fill_history(key, first, max_events, *out.mutable_history(), next); !s) return finish(s);
       const bool more = next < record->next_event_id;
       if (out.history().events_size() > 0 || closed || !request.wait_new_event()) {
         if (more) out.set_next_page_token(encode_page(next));
-        if (!answered->exchange(true)) reply(out);
-        return;
+        return finish(out);
       }
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      if (!answered->exchange(true)) reply(v1::GetHistoryResponse());
-      return;
-    }
+    if (std::chrono::steady_clock::now() >= deadline) return finish(v1::GetHistoryResponse());
     auto again = attempt_weak.lock();
     if (!again) return;
     watch(key, [this, again] { executor_.post([again] { (*again)(); }); });
   };
-  deadlines_.schedule(deadline, [answered, reply, attempt] {
-    // Holding `attempt` keeps the waiting closure alive until the deadline.
-    if (!answered->exchange(true)) reply(v1::GetHistoryResponse());
-  });
+  // Holding `attempt` keeps the waiting closure alive until the deadline.
+  deadlines_.schedule(deadline, [finish, attempt] { finish(v1::GetHistoryResponse()); });
   (*attempt)();
 }
 

@@ -49,7 +49,10 @@ class Engine {
  public:
   // Rebuilds the task queues from the store and starts the timer loop.
   static Result<std::unique_ptr<Engine>> start(Store& store, EngineOptions options);
-  // Ends parked polls, finishes operations in flight, stops the timer loop.
+  // Stops taking work: parked polls and history waits answer empty, new calls
+  // answer UNAVAILABLE, and it returns once every operation in flight has
+  // answered. Idempotent; the destructor calls it.
+  void shutdown();
   ~Engine();
 
   // Client side.
@@ -90,6 +93,7 @@ class Engine {
   // Counts an operation in flight; false once the engine is closing.
   bool begin_op();
   void end_op();
+  bool closing();
   Result<ExecutionKey> resolve(const std::string& namespace_id, const v1::WorkflowExecution& execution);
   std::string new_run_id();
   DeadlineScheduler::SteadyTime poll_deadline() const;

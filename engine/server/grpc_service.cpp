@@ -1,0 +1,179 @@
+#include "engine/server/grpc_service.hpp"
+
+#include <memory>
+
+namespace reprise::engine {
+
+grpc::Status to_grpc_status(const Status& status) {
+  if (status.is_ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message());
+}
+
+template <typename Req, typename Resp>
+grpc::ServerUnaryReactor* GrpcService::forward(grpc::CallbackServerContext* context, const Req* request, Resp* response,
+                                               void (Engine::*method)(Req, Reply<Resp>)) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  (engine_.*method)(*request, [reactor, response](Result<Resp> result) {
+    if (!result) {
+      reactor->Finish(to_grpc_status(result.status()));
+      return;
+    }
+    *response = std::move(result).value();
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcService::not_supported(grpc::CallbackServerContext* context, const char* what) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(
+      grpc::Status(grpc::StatusCode::UNIMPLEMENTED, std::string(what) + " is not supported by this server yet"));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcService::StartWorkflow(grpc::CallbackServerContext* c, const v1::StartWorkflowRequest* q,
+                                                     v1::StartWorkflowResponse* r) {
+  return forward(c, q, r, &Engine::start_workflow);
+}
+grpc::ServerUnaryReactor* GrpcService::SignalWorkflow(grpc::CallbackServerContext* c,
+                                                      const v1::SignalWorkflowRequest* q,
+                                                      v1::SignalWorkflowResponse* r) {
+  return forward(c, q, r, &Engine::signal_workflow);
+}
+grpc::ServerUnaryReactor* GrpcService::SignalWithStart(grpc::CallbackServerContext* c,
+                                                       const v1::SignalWithStartRequest*, v1::StartWorkflowResponse*) {
+  return not_supported(c, "SignalWithStart");
+}
+grpc::ServerUnaryReactor* GrpcService::QueryWorkflow(grpc::CallbackServerContext* c, const v1::QueryWorkflowRequest*,
+                                                     v1::QueryWorkflowResponse*) {
+  return not_supported(c, "QueryWorkflow");
+}
+grpc::ServerUnaryReactor* GrpcService::RequestCancelWorkflow(grpc::CallbackServerContext* c,
+                                                             const v1::RequestCancelWorkflowRequest* q,
+                                                             v1::RequestCancelWorkflowResponse* r) {
+  return forward(c, q, r, &Engine::request_cancel_workflow);
+}
+grpc::ServerUnaryReactor* GrpcService::TerminateWorkflow(grpc::CallbackServerContext* c,
+                                                         const v1::TerminateWorkflowRequest* q,
+                                                         v1::TerminateWorkflowResponse* r) {
+  return forward(c, q, r, &Engine::terminate_workflow);
+}
+grpc::ServerUnaryReactor* GrpcService::DescribeWorkflow(grpc::CallbackServerContext* c,
+                                                        const v1::DescribeWorkflowRequest* q,
+                                                        v1::DescribeWorkflowResponse* r) {
+  return forward(c, q, r, &Engine::describe_workflow);
+}
+grpc::ServerUnaryReactor* GrpcService::GetHistory(grpc::CallbackServerContext* c, const v1::GetHistoryRequest* q,
+                                                  v1::GetHistoryResponse* r) {
+  return forward(c, q, r, &Engine::get_history);
+}
+grpc::ServerUnaryReactor* GrpcService::ListWorkflows(grpc::CallbackServerContext* c, const v1::ListWorkflowsRequest* q,
+                                                     v1::ListWorkflowsResponse* r) {
+  return forward(c, q, r, &Engine::list_workflows);
+}
+grpc::ServerUnaryReactor* GrpcService::Health(grpc::CallbackServerContext* c, const v1::HealthRequest*,
+                                              v1::HealthResponse* r) {
+  r->set_status("SERVING");
+  r->set_version("0.1.0");
+  grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+grpc::ServerUnaryReactor* GrpcService::PollWorkflowTask(grpc::CallbackServerContext* c,
+                                                        const v1::PollWorkflowTaskRequest* q,
+                                                        v1::PollWorkflowTaskResponse* r) {
+  return forward(c, q, r, &Engine::poll_workflow_task);
+}
+grpc::ServerUnaryReactor* GrpcService::CompleteWorkflowTask(grpc::CallbackServerContext* c,
+                                                            const v1::CompleteWorkflowTaskRequest* q,
+                                                            v1::CompleteWorkflowTaskResponse* r) {
+  return forward(c, q, r, &Engine::complete_workflow_task);
+}
+grpc::ServerUnaryReactor* GrpcService::FailWorkflowTask(grpc::CallbackServerContext* c,
+                                                        const v1::FailWorkflowTaskRequest* q,
+                                                        v1::FailWorkflowTaskResponse* r) {
+  return forward(c, q, r, &Engine::fail_workflow_task);
+}
+grpc::ServerUnaryReactor* GrpcService::PollActivityTask(grpc::CallbackServerContext* c,
+                                                        const v1::PollActivityTaskRequest* q,
+                                                        v1::PollActivityTaskResponse* r) {
+  return forward(c, q, r, &Engine::poll_activity_task);
+}
+grpc::ServerUnaryReactor* GrpcService::HeartbeatActivity(grpc::CallbackServerContext* c,
+                                                         const v1::HeartbeatActivityRequest* q,
+                                                         v1::HeartbeatActivityResponse* r) {
+  return forward(c, q, r, &Engine::heartbeat_activity);
+}
+grpc::ServerUnaryReactor* GrpcService::CompleteActivity(grpc::CallbackServerContext* c,
+                                                        const v1::CompleteActivityRequest* q,
+                                                        v1::CompleteActivityResponse* r) {
+  return forward(c, q, r, &Engine::complete_activity);
+}
+grpc::ServerUnaryReactor* GrpcService::FailActivity(grpc::CallbackServerContext* c, const v1::FailActivityRequest* q,
+                                                    v1::FailActivityResponse* r) {
+  return forward(c, q, r, &Engine::fail_activity);
+}
+grpc::ServerUnaryReactor* GrpcService::ReportActivityCanceled(grpc::CallbackServerContext* c,
+                                                              const v1::ReportActivityCanceledRequest*,
+                                                              v1::ReportActivityCanceledResponse*) {
+  return not_supported(c, "ReportActivityCanceled");
+}
+
+namespace {
+
+// Streams a claim-check blob in the blob store's chunks, one write at a time.
+class PayloadWriter final : public grpc::ServerWriteReactor<v1::GetPayloadChunk> {
+ public:
+  PayloadWriter(BlobStore& blobs, const v1::GetPayloadRequest& request) {
+    history::Sha256Digest digest{};
+    if (!history::digest_from_bytes(request.sha256(), digest)) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "sha256 must be 32 bytes"));
+      return;
+    }
+    Result<std::unique_ptr<BlobReader>> reader = blobs.open(digest);
+    if (!reader) {
+      Finish(to_grpc_status(reader.status()));
+      return;
+    }
+    reader_ = std::move(reader).value();
+    write_next();
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client stopped reading"));
+      return;
+    }
+    write_next();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void write_next() {
+    Result<std::string> chunk = reader_->next_chunk();
+    if (!chunk) {
+      Finish(to_grpc_status(chunk.status()));
+      return;
+    }
+    if (chunk->empty() && sent_any_) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    sent_any_ = true;  // an empty blob still gets one (empty) chunk with its size
+    chunk_.set_total_size(reader_->size());
+    chunk_.set_data(std::move(chunk).value());
+    StartWrite(&chunk_);
+  }
+
+  std::unique_ptr<BlobReader> reader_;
+  v1::GetPayloadChunk chunk_;
+  bool sent_any_ = false;
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::GetPayloadChunk>* GrpcService::GetPayload(grpc::CallbackServerContext*,
+                                                                       const v1::GetPayloadRequest* q) {
+  return new PayloadWriter(blobs_, *q);
+}
+
+}  // namespace reprise::engine

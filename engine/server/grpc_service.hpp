@@ -1,0 +1,72 @@
+// GrpcService: reprise.v1.WorkflowService over gRPC's callback API, a thin
+// adapter over Engine. No handler parks a thread: each returns a reactor that
+// the engine finishes from its callback (long-polls included).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "engine/engine.hpp"
+#include "reprise/v1/service.grpc.pb.h"
+
+namespace reprise::engine {
+
+// Our Status codes are gRPC's, number for number.
+grpc::Status to_grpc_status(const Status& status);
+
+class GrpcService final : public v1::WorkflowService::CallbackService {
+ public:
+  GrpcService(Engine& engine, BlobStore& blobs) : engine_(engine), blobs_(blobs) {}
+
+  grpc::ServerUnaryReactor* StartWorkflow(grpc::CallbackServerContext* c, const v1::StartWorkflowRequest* q,
+                                          v1::StartWorkflowResponse* r) override;
+  grpc::ServerUnaryReactor* SignalWorkflow(grpc::CallbackServerContext* c, const v1::SignalWorkflowRequest* q,
+                                           v1::SignalWorkflowResponse* r) override;
+  grpc::ServerUnaryReactor* SignalWithStart(grpc::CallbackServerContext* c, const v1::SignalWithStartRequest* q,
+                                            v1::StartWorkflowResponse* r) override;
+  grpc::ServerUnaryReactor* QueryWorkflow(grpc::CallbackServerContext* c, const v1::QueryWorkflowRequest* q,
+                                          v1::QueryWorkflowResponse* r) override;
+  grpc::ServerUnaryReactor* RequestCancelWorkflow(grpc::CallbackServerContext* c,
+                                                  const v1::RequestCancelWorkflowRequest* q,
+                                                  v1::RequestCancelWorkflowResponse* r) override;
+  grpc::ServerUnaryReactor* TerminateWorkflow(grpc::CallbackServerContext* c, const v1::TerminateWorkflowRequest* q,
+                                              v1::TerminateWorkflowResponse* r) override;
+  grpc::ServerUnaryReactor* DescribeWorkflow(grpc::CallbackServerContext* c, const v1::DescribeWorkflowRequest* q,
+                                             v1::DescribeWorkflowResponse* r) override;
+  grpc::ServerUnaryReactor* GetHistory(grpc::CallbackServerContext* c, const v1::GetHistoryRequest* q,
+                                       v1::GetHistoryResponse* r) override;
+  grpc::ServerUnaryReactor* ListWorkflows(grpc::CallbackServerContext* c, const v1::ListWorkflowsRequest* q,
+                                          v1::ListWorkflowsResponse* r) override;
+  grpc::ServerWriteReactor<v1::GetPayloadChunk>* GetPayload(grpc::CallbackServerContext* c,
+                                                            const v1::GetPayloadRequest* q) override;
+  grpc::ServerUnaryReactor* Health(grpc::CallbackServerContext* c, const v1::HealthRequest* q,
+                                   v1::HealthResponse* r) override;
+  grpc::ServerUnaryReactor* PollWorkflowTask(grpc::CallbackServerContext* c, const v1::PollWorkflowTaskRequest* q,
+                                             v1::PollWorkflowTaskResponse* r) override;
+  grpc::ServerUnaryReactor* CompleteWorkflowTask(grpc::CallbackServerContext* c,
+                                                 const v1::CompleteWorkflowTaskRequest* q,
+                                                 v1::CompleteWorkflowTaskResponse* r) override;
+  grpc::ServerUnaryReactor* FailWorkflowTask(grpc::CallbackServerContext* c, const v1::FailWorkflowTaskRequest* q,
+                                             v1::FailWorkflowTaskResponse* r) override;
+  grpc::ServerUnaryReactor* PollActivityTask(grpc::CallbackServerContext* c, const v1::PollActivityTaskRequest* q,
+                                             v1::PollActivityTaskResponse* r) override;
+  grpc::ServerUnaryReactor* HeartbeatActivity(grpc::CallbackServerContext* c, const v1::HeartbeatActivityRequest* q,
+                                              v1::HeartbeatActivityResponse* r) override;
+  grpc::ServerUnaryReactor* CompleteActivity(grpc::CallbackServerContext* c, const v1::CompleteActivityRequest* q,
+                                             v1::CompleteActivityResponse* r) override;
+  grpc::ServerUnaryReactor* FailActivity(grpc::CallbackServerContext* c, const v1::FailActivityRequest* q,
+                                         v1::FailActivityResponse* r) override;
+  grpc::ServerUnaryReactor* ReportActivityCanceled(grpc::CallbackServerContext* c,
+                                                   const v1::ReportActivityCanceledRequest* q,
+                                                   v1::ReportActivityCanceledResponse* r) override;
+
+ private:
+  template <typename Req, typename Resp>
+  grpc::ServerUnaryReactor* forward(grpc::CallbackServerContext* context, const Req* request, Resp* response,
+                                    void (Engine::*method)(Req, Reply<Resp>));
+  static grpc::ServerUnaryReactor* not_supported(grpc::CallbackServerContext* context, const char* what);
+
+  Engine& engine_;
+  BlobStore& blobs_;
+};
+
+}  // namespace reprise::engine

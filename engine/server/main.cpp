@@ -1,0 +1,143 @@
+// reprise-server: the workflow service on one SQLite file.
+//
+//   reprise-server [--db PATH] [--listen HOST:PORT] [--poll-timeout-ms N]
+//                  [--history-warn-events N] [--history-fail-events N]
+//                  [--history-warn-bytes N] [--history-fail-bytes N]
+//                  [--max-pending-activities N] [--durability full|normal]
+//
+// Prints "reprise-server listening on HOST:PORT" once it serves (with the
+// real port when asked for port 0). SIGTERM or SIGINT: stop accepting, let
+// operations in flight finish, close the database cleanly.
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "engine/engine.hpp"
+#include "engine/server/grpc_service.hpp"
+#include "engine/store/sqlite_store.hpp"
+
+using namespace reprise;
+using namespace reprise::engine;
+
+namespace {
+
+struct Flags {
+  std::string db = "./reprise.db";
+  std::string listen = "127.0.0.1:7233";
+  EngineOptions engine;
+  StoreOptions store;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "reprise-server: %s\n(see the comment at the top of engine/server/main.cpp or docs)\n",
+               message.c_str());
+  std::exit(2);
+}
+
+int64_t parse_int(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < 0)
+    usage_error(flag + " wants a non-negative integer, got '" + text + "'");
+  return v;
+}
+
+Flags parse(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::printf(
+          "usage: reprise-server [--db PATH] [--listen HOST:PORT] [--poll-timeout-ms N]\n"
+          "  [--history-warn-events N] [--history-fail-events N] [--history-warn-bytes N]\n"
+          "  [--history-fail-bytes N] [--max-pending-activities N] [--durability full|normal]\n");
+      std::exit(0);
+    }
+    if (i + 1 >= argc) usage_error(flag + " needs a value");
+    const char* value = argv[++i];
+    auto& limits = f.engine.config.history_limits;
+    if (flag == "--db")
+      f.db = value;
+    else if (flag == "--listen")
+      f.listen = value;
+    else if (flag == "--poll-timeout-ms")
+      f.engine.poll_timeout = std::chrono::milliseconds(parse_int(flag, value));
+    else if (flag == "--history-warn-events")
+      limits.warn_events = parse_int(flag, value);
+    else if (flag == "--history-fail-events")
+      limits.fail_events = parse_int(flag, value);
+    else if (flag == "--history-warn-bytes")
+      limits.warn_bytes = parse_int(flag, value);
+    else if (flag == "--history-fail-bytes")
+      limits.fail_bytes = parse_int(flag, value);
+    else if (flag == "--max-pending-activities")
+      f.engine.config.max_pending_activities = static_cast<int>(parse_int(flag, value));
+    else if (flag == "--durability") {
+      if (std::strcmp(value, "full") == 0)
+        f.store.durability = Durability::kFull;
+      else if (std::strcmp(value, "normal") == 0)
+        f.store.durability = Durability::kNormal;
+      else
+        usage_error("--durability is full or normal, got '" + std::string(value) + "'");
+    } else {
+      usage_error("unknown flag " + flag);
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Flags flags = parse(argc, argv);
+
+  // Signals are taken synchronously by this thread, never by a handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  Result<std::unique_ptr<SqliteStore>> store = SqliteStore::open(flags.db, flags.store);
+  if (!store) {
+    std::fprintf(stderr, "reprise-server: %s\n", store.status().to_string().c_str());
+    return 1;
+  }
+  Result<std::unique_ptr<Engine>> engine = Engine::start(**store, flags.engine);
+  if (!engine) {
+    std::fprintf(stderr, "reprise-server: %s\n", engine.status().to_string().c_str());
+    return 1;
+  }
+  GrpcService service(**engine, (*store)->blobs());
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxSendMessageSize(64 << 20);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    std::fprintf(stderr, "reprise-server: cannot listen on %s\n", flags.listen.c_str());
+    return 1;
+  }
+  const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
+  std::printf("reprise-server listening on %s:%d (db %s)\n", host.c_str(), port, flags.db.c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  std::printf("reprise-server: %s, shutting down\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  std::fflush(stdout);
+  (*engine)->shutdown();  // parked polls answer, operations in flight finish
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  server.reset();
+  engine->reset();
+  store->reset();  // commits what is queued, then closes the database
+  std::printf("reprise-server: stopped cleanly\n");
+  return 0;
+}

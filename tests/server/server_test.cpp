@@ -1,0 +1,233 @@
+// reprise-server as a real process on loopback, with a real SQLite file,
+// driven through the raw gRPC API; killed with SIGKILL and restarted.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <regex>
+
+#include "../store/child_process.hpp"
+#include "../store/store_test_util.hpp"
+#include "reprise/v1/service.grpc.pb.h"
+
+namespace reprise {
+namespace {
+
+using engine::testing::ChildProcess;
+using engine::testing::TempDir;
+
+class Server {
+ public:
+  explicit Server(const std::string& db) {
+    const char* binary = std::getenv("REPRISE_SERVER");
+    EXPECT_NE(binary, nullptr) << "REPRISE_SERVER is not set";
+    process_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{binary, "--db", db, "--listen", "127.0.0.1:0", "--poll-timeout-ms", "500"});
+    std::string line;
+    EXPECT_TRUE(process_->read_line(line));
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(line, m, std::regex("listening on (127\\.0\\.0\\.1:[0-9]+)"))) << line;
+    address_ = m[1];
+    auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+    stub_ = v1::WorkflowService::NewStub(channel);
+  }
+  void kill9() {
+    process_->kill(SIGKILL);
+    process_->wait();
+  }
+  int terminate() {
+    process_->kill(SIGTERM);
+    std::string line;
+    while (process_->read_line(line)) last_line_ = line;
+    return process_->wait();
+  }
+  v1::WorkflowService::Stub& stub() { return *stub_; }
+  const std::string& last_line() const { return last_line_; }
+
+ private:
+  std::unique_ptr<ChildProcess> process_;
+  std::string address_;
+  std::string last_line_;
+  std::unique_ptr<v1::WorkflowService::Stub> stub_;
+};
+
+// Calls one unary RPC with a deadline.
+template <typename Req, typename Resp>
+grpc::Status call(v1::WorkflowService::Stub& stub,
+                  grpc::Status (v1::WorkflowService::Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+                  const Req& request, Resp* response) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  return (stub.*method)(&context, request, response);
+}
+
+using Stub = v1::WorkflowService::Stub;
+
+v1::StartWorkflowRequest start_request(const std::string& id) {
+  v1::StartWorkflowRequest r;
+  r.set_workflow_id(id);
+  r.mutable_workflow_type()->set_name("hello");
+  r.mutable_task_queue()->set_name("q");
+  r.set_request_id("start-" + id);
+  return r;
+}
+
+v1::Command schedule(const std::string& id) {
+  v1::Command c;
+  c.set_command_type(v1::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
+  c.mutable_schedule_activity_task()->set_activity_id(id);
+  c.mutable_schedule_activity_task()->mutable_activity_type()->set_name("greet");
+  c.mutable_schedule_activity_task()->mutable_start_to_close_timeout()->set_seconds(30);
+  return c;
+}
+
+v1::Command finish(const std::string& result) {
+  v1::Command c;
+  c.set_command_type(v1::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION);
+  c.mutable_complete_workflow_execution()->mutable_result()->add_payloads()->set_data(result);
+  return c;
+}
+
+v1::PollWorkflowTaskResponse poll_workflow(Stub& stub) {
+  v1::PollWorkflowTaskRequest r;
+  r.mutable_task_queue()->set_name("q");
+  v1::PollWorkflowTaskResponse out;
+  EXPECT_TRUE(call(stub, &Stub::PollWorkflowTask, r, &out).ok());
+  return out;
+}
+
+grpc::Status complete(Stub& stub, const std::string& token, std::vector<v1::Command> commands) {
+  v1::CompleteWorkflowTaskRequest r;
+  r.set_task_token(token);
+  for (auto& c : commands) *r.add_commands() = c;
+  v1::CompleteWorkflowTaskResponse out;
+  return call(stub, &Stub::CompleteWorkflowTask, r, &out);
+}
+
+// Drives every workflow on queue "q" through "one activity, then complete"
+// until `count` of them have completed.
+void run_worker(Stub& stub, int count) {
+  int completed = 0;
+  for (int round = 0; round < 20 * count && completed < count; ++round) {
+    v1::PollActivityTaskRequest ar;
+    ar.mutable_task_queue()->set_name("q");
+    v1::PollActivityTaskResponse activity;
+    if (auto wft = poll_workflow(stub); !wft.task_token().empty()) {
+      const bool activity_done =
+          wft.history().events(wft.history().events_size() - 3).event_type() == v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED;
+      ASSERT_TRUE(complete(stub, wft.task_token(), {activity_done ? finish("done") : schedule("1")}).ok());
+      completed += activity_done ? 1 : 0;
+      continue;
+    }
+    if (call(stub, &Stub::PollActivityTask, ar, &activity).ok() && !activity.task_token().empty()) {
+      v1::CompleteActivityRequest done;
+      done.set_task_token(activity.task_token());
+      done.mutable_result()->add_payloads()->set_data("hi");
+      v1::CompleteActivityResponse ignored;
+      ASSERT_TRUE(call(stub, &Stub::CompleteActivity, done, &ignored).ok());
+    }
+  }
+  EXPECT_EQ(completed, count);
+}
+
+TEST(Server, HelloWorkflowOverLoopback) {
+  TempDir dir;
+  Server server(dir.file("server.db"));
+  v1::HealthResponse health;
+  ASSERT_TRUE(call(server.stub(), &Stub::Health, v1::HealthRequest(), &health).ok());
+  EXPECT_EQ(health.status(), "SERVING");
+
+  v1::StartWorkflowResponse started;
+  ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request("hello-1"), &started).ok());
+  run_worker(server.stub(), 1);
+
+  v1::GetHistoryRequest h;
+  h.mutable_workflow_execution()->set_workflow_id("hello-1");
+  v1::GetHistoryResponse history;
+  ASSERT_TRUE(call(server.stub(), &Stub::GetHistory, h, &history).ok());
+  ASSERT_EQ(history.history().events_size(), 11);
+  EXPECT_EQ(history.history().events(10).event_type(), v1::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+  EXPECT_EQ(server.terminate(), 0);
+  EXPECT_EQ(server.last_line(), "reprise-server: stopped cleanly");
+}
+
+TEST(Server, BadRequestsGetTheRightStatusAndNameTheField) {
+  TempDir dir;
+  Server server(dir.file("bad.db"));
+  v1::StartWorkflowResponse out;
+  grpc::Status s = call(server.stub(), &Stub::StartWorkflow, start_request(""), &out);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "workflow_id is required");
+
+  ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request("dup"), &out).ok());
+  auto second = start_request("dup");
+  second.set_request_id("another");
+  EXPECT_EQ(call(server.stub(), &Stub::StartWorkflow, second, &out).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+
+  EXPECT_EQ(complete(server.stub(), "forged", {}).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  auto task = poll_workflow(server.stub());
+  v1::Command no_timeout = schedule("a");
+  no_timeout.mutable_schedule_activity_task()->clear_start_to_close_timeout();
+  s = complete(server.stub(), task.task_token(), {no_timeout});
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("start_to_close_timeout or schedule_to_close_timeout is required"),
+            std::string::npos);
+  ASSERT_TRUE(complete(server.stub(), task.task_token(), {finish("x")}).ok());
+  EXPECT_EQ(complete(server.stub(), task.task_token(), {}).error_code(), grpc::StatusCode::NOT_FOUND)
+      << "a stale token";
+
+  v1::SignalWorkflowRequest late;
+  late.mutable_workflow_execution()->set_workflow_id("dup");
+  late.set_signal_name("approve");
+  v1::SignalWorkflowResponse ignored;
+  EXPECT_EQ(call(server.stub(), &Stub::SignalWorkflow, late, &ignored).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST(Server, EveryWorkflowCompletesAfterKillNineAndRestart) {
+  TempDir dir;
+  const std::string db = dir.file("crash.db");
+  constexpr int kWorkflows = 20;
+  {
+    Server server(db);
+    for (int i = 0; i < kWorkflows; ++i) {
+      v1::StartWorkflowResponse out;
+      ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request("wf-" + std::to_string(i)), &out).ok());
+    }
+    // Half get as far as their activity before the crash.
+    for (int i = 0; i < kWorkflows / 2; ++i) {
+      auto task = poll_workflow(server.stub());
+      ASSERT_TRUE(complete(server.stub(), task.task_token(), {schedule("1")}).ok());
+    }
+    server.kill9();
+  }
+  Server restarted(db);
+  run_worker(restarted.stub(), kWorkflows);
+  for (int i = 0; i < kWorkflows; ++i) {
+    v1::GetHistoryRequest h;
+    h.mutable_workflow_execution()->set_workflow_id("wf-" + std::to_string(i));
+    v1::GetHistoryResponse history;
+    ASSERT_TRUE(call(restarted.stub(), &Stub::GetHistory, h, &history).ok());
+    const auto& events = history.history().events();
+    for (int j = 0; j < events.size(); ++j) EXPECT_EQ(events[j].event_id(), j + 1) << "no event lost or doubled";
+    EXPECT_EQ(events[events.size() - 1].event_type(), v1::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+  }
+}
+
+TEST(Server, ShutsDownCleanlyWithAPollParked) {
+  TempDir dir;
+  Server server(dir.file("term.db"));
+  std::thread poller([&] {
+    v1::PollWorkflowTaskRequest r;
+    r.mutable_task_queue()->set_name("nothing-here");
+    v1::PollWorkflowTaskResponse out;
+    call(server.stub(), &Stub::PollWorkflowTask, r, &out);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(server.terminate(), 0);
+  poller.join();
+}
+
+}  // namespace
+}  // namespace reprise
