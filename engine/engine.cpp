@@ -600,12 +600,21 @@ void Engine::poll_activity(QueueKey queue, std::string identity, DeadlineSchedul
           return Status::ok();
         },
         [id = task->task_id](Transition& t) { t.remove_tasks.push_back(id); },
-        [this, queue, identity, deadline, reply, response, applied, task](Result<MutableState*> r) {
+        [this, queue, identity, deadline, reply, response, applied, task, payload](Result<MutableState*> r) {
           if (!r && r.status().code() != StatusCode::kNotFound) {
             matching_.add(*task);
             return reply(r.status());
           }
           if (!r || *applied == Applied::kStale) return poll_activity(queue, identity, deadline, reply);
+          // The input lives in the scheduled event, not in the state: read it.
+          v1::History scheduled;
+          int64_t next = 0;
+          if (Status s = fill_history(task->execution, payload.scheduled_event_id(), 1, scheduled, next); !s) {
+            return reply(s);
+          }
+          if (scheduled.events_size() == 1) {
+            *response->mutable_input() = scheduled.events(0).activity_task_scheduled().input();
+          }
           reply(std::move(*response));
         });
   });

@@ -88,6 +88,7 @@ class EngineTest : public ::testing::Test {
     a->set_activity_id("1");
     a->mutable_activity_type()->set_name("greet");
     a->mutable_start_to_close_timeout()->set_seconds(10);
+    a->mutable_input()->add_payloads()->set_data("world");
     return c;
   }
 
@@ -104,6 +105,8 @@ class EngineTest : public ::testing::Test {
     ASSERT_TRUE(complete(task.task_token(), {schedule_greet()}).is_ok());
     auto activity = poll_activity();
     ASSERT_EQ(activity.activity_type().name(), "greet");
+    ASSERT_EQ(activity.input().payloads_size(), 1) << "the input comes from the scheduled event";
+    EXPECT_EQ(activity.input().payloads(0).data(), "world");
     v1::CompleteActivityRequest done;
     done.set_task_token(activity.task_token());
     done.mutable_result()->add_payloads()->set_data("Hello, world!");
