@@ -519,60 +519,95 @@ void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::P
                 std::move(reply));
 }
 
-void Engine::poll_workflow(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline,
-                           Reply<v1::PollWorkflowTaskResponse> reply) {
-  matching_.poll(queue, deadline, [this, queue, identity, deadline, reply](std::optional<TaskRecord> task) {
-    if (!task) return reply(v1::PollWorkflowTaskResponse());
+template <typename Response>
+void Engine::poll_task(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline,
+                       Reply<Response> reply, StartTask<Response> start, FillTask<Response> fill) {
+  matching_.poll(queue, deadline, [=, this](std::optional<TaskRecord> task) {
+    if (!task) return reply(Response());
     internal::TaskPayload payload;
     payload.ParseFromString(task->payload);
-    auto response = std::make_shared<v1::PollWorkflowTaskResponse>();
+    auto response = std::make_shared<Response>();
     auto applied = std::make_shared<Applied>(Applied::kStale);
     transition(
         task->execution,
-        [payload, identity, response, applied](MutableState& ms) {
-          Result<Applied> a = ms.start_workflow_task(payload, identity, *response);
+        [=](MutableState& ms) {
+          Result<Applied> a = start(ms, payload, identity, *response);
           if (!a) return a.status();
           *applied = *a;
           return Status::ok();
         },
         [id = task->task_id](Transition& t) { t.remove_tasks.push_back(id); },
-        [this, queue, identity, deadline, reply, response, applied, task](Result<MutableState*> r) {
+        [=, this](Result<MutableState*> r) {
           if (!r && r.status().code() != StatusCode::kNotFound) {
             matching_.add(*task);  // its row is still there: keep it available
             return reply(r.status());
           }
-          if (!r || *applied == Applied::kStale) return poll_workflow(queue, identity, deadline, reply);
-          int64_t next = 0;
-          const ExecutionKey key = task->execution;
-          if (Status s = fill_history(key, 1, INT_MAX, *response->mutable_history(), next); !s) return reply(s);
+          // A stale row (or a vanished execution) was dropped: wait for the next.
+          if (!r || *applied == Applied::kStale) return poll_task(queue, identity, deadline, reply, start, fill);
+          if (Status s = fill(*task, payload, *response); !s) return reply(s);
           reply(std::move(*response));
         });
   });
 }
 
-void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
-                                    Reply<v1::CompleteWorkflowTaskResponse> reply) {
-  Result<internal::TaskToken> token = MutableState::decode_token(request.task_token());
-  if (!token) return reply(token.status());
-  const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
-  transition(
-      key, [token = *token, request](MutableState& ms) { return ms.complete_workflow_task(token, request); }, {},
-      [reply](Result<MutableState*> r) {
-        if (!r) return reply(r.status());
-        reply(v1::CompleteWorkflowTaskResponse());
+void Engine::poll_workflow(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline,
+                           Reply<v1::PollWorkflowTaskResponse> reply) {
+  poll_task<v1::PollWorkflowTaskResponse>(
+      std::move(queue), std::move(identity), deadline, std::move(reply),
+      [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollWorkflowTaskResponse& out) {
+        return ms.start_workflow_task(p, who, out);
+      },
+      [this](const TaskRecord& task, const internal::TaskPayload&, v1::PollWorkflowTaskResponse& out) {
+        int64_t next = 0;
+        return fill_history(task.execution, 1, INT_MAX, *out.mutable_history(), next);
       });
 }
 
-void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply) {
-  Result<internal::TaskToken> token = MutableState::decode_token(request.task_token());
+void Engine::poll_activity(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline,
+                           Reply<v1::PollActivityTaskResponse> reply) {
+  poll_task<v1::PollActivityTaskResponse>(
+      std::move(queue), std::move(identity), deadline, std::move(reply),
+      [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollActivityTaskResponse& out) {
+        return ms.start_activity(p, who, out);
+      },
+      [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollActivityTaskResponse& out) {
+        // The input lives in the scheduled event, not in the state: read it.
+        v1::History scheduled;
+        int64_t next = 0;
+        REPRISE_RETURN_IF_ERROR(fill_history(task.execution, payload.scheduled_event_id(), 1, scheduled, next));
+        if (scheduled.events_size() == 1) *out.mutable_input() = scheduled.events(0).activity_task_scheduled().input();
+        return Status::ok();
+      });
+}
+
+template <typename Response>
+void Engine::on_task_token(const std::string& token_bytes,
+                           std::function<Status(MutableState&, const internal::TaskToken&)> op,
+                           std::function<Response()> respond, Reply<Response> reply) {
+  Result<internal::TaskToken> token = MutableState::decode_token(token_bytes);
   if (!token) return reply(token.status());
   const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
   transition(
-      key, [token = *token, request](MutableState& ms) { return ms.fail_workflow_task(token, request); }, {},
-      [reply](Result<MutableState*> r) {
+      key, [token = *token, op](MutableState& ms) { return op(ms, token); }, {},
+      [reply, respond](Result<MutableState*> r) {
         if (!r) return reply(r.status());
-        reply(v1::FailWorkflowTaskResponse());
+        reply(respond());
       });
+}
+
+void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
+                                    Reply<v1::CompleteWorkflowTaskResponse> reply) {
+  on_task_token<v1::CompleteWorkflowTaskResponse>(
+      request.task_token(),
+      [request](MutableState& ms, const internal::TaskToken& t) { return ms.complete_workflow_task(t, request); },
+      [] { return v1::CompleteWorkflowTaskResponse(); }, std::move(reply));
+}
+
+void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply) {
+  on_task_token<v1::FailWorkflowTaskResponse>(
+      request.task_token(),
+      [request](MutableState& ms, const internal::TaskToken& t) { return ms.fail_workflow_task(t, request); },
+      [] { return v1::FailWorkflowTaskResponse(); }, std::move(reply));
 }
 
 void Engine::poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::PollActivityTaskResponse> reply) {
@@ -583,95 +618,40 @@ void Engine::poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::P
                 std::move(reply));
 }
 
-void Engine::poll_activity(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline,
-                           Reply<v1::PollActivityTaskResponse> reply) {
-  matching_.poll(queue, deadline, [this, queue, identity, deadline, reply](std::optional<TaskRecord> task) {
-    if (!task) return reply(v1::PollActivityTaskResponse());
-    internal::TaskPayload payload;
-    payload.ParseFromString(task->payload);
-    auto response = std::make_shared<v1::PollActivityTaskResponse>();
-    auto applied = std::make_shared<Applied>(Applied::kStale);
-    transition(
-        task->execution,
-        [payload, identity, response, applied](MutableState& ms) {
-          Result<Applied> a = ms.start_activity(payload, identity, *response);
-          if (!a) return a.status();
-          *applied = *a;
-          return Status::ok();
-        },
-        [id = task->task_id](Transition& t) { t.remove_tasks.push_back(id); },
-        [this, queue, identity, deadline, reply, response, applied, task, payload](Result<MutableState*> r) {
-          if (!r && r.status().code() != StatusCode::kNotFound) {
-            matching_.add(*task);
-            return reply(r.status());
-          }
-          if (!r || *applied == Applied::kStale) return poll_activity(queue, identity, deadline, reply);
-          // The input lives in the scheduled event, not in the state: read it.
-          v1::History scheduled;
-          int64_t next = 0;
-          if (Status s = fill_history(task->execution, payload.scheduled_event_id(), 1, scheduled, next); !s) {
-            return reply(s);
-          }
-          if (scheduled.events_size() == 1) {
-            *response->mutable_input() = scheduled.events(0).activity_task_scheduled().input();
-          }
-          reply(std::move(*response));
-        });
-  });
-}
-
 void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply) {
-  Result<internal::TaskToken> token = MutableState::decode_token(request.task_token());
-  if (!token) return reply(token.status());
-  const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
   auto cancel_requested = std::make_shared<bool>(false);
-  transition(
-      key,
-      [token = *token, request, cancel_requested](MutableState& ms) {
-        Result<bool> r = ms.heartbeat_activity(token, request.details());
+  on_task_token<v1::HeartbeatActivityResponse>(
+      request.task_token(),
+      [request, cancel_requested](MutableState& ms, const internal::TaskToken& t) {
+        Result<bool> r = ms.heartbeat_activity(t, request.details());
         if (!r) return r.status();
         *cancel_requested = *r;
         return Status::ok();
       },
-      {},
-      [reply, cancel_requested](Result<MutableState*> r) {
-        if (!r) return reply(r.status());
+      [cancel_requested] {
         v1::HeartbeatActivityResponse out;
         out.set_cancel_requested(*cancel_requested);
-        reply(out);
-      });
+        return out;
+      },
+      std::move(reply));
 }
 
 void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply) {
-  Result<internal::TaskToken> token = MutableState::decode_token(request.task_token());
-  if (!token) return reply(token.status());
-  const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
-  transition(
-      key,
-      [token = *token, request](MutableState& ms) {
-        return ms.complete_activity(token, request.result(), request.identity());
+  on_task_token<v1::CompleteActivityResponse>(
+      request.task_token(),
+      [request](MutableState& ms, const internal::TaskToken& t) {
+        return ms.complete_activity(t, request.result(), request.identity());
       },
-      {},
-      [reply](Result<MutableState*> r) {
-        if (!r) return reply(r.status());
-        reply(v1::CompleteActivityResponse());
-      });
+      [] { return v1::CompleteActivityResponse(); }, std::move(reply));
 }
 
 void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply) {
-  Result<internal::TaskToken> token = MutableState::decode_token(request.task_token());
-  if (!token) return reply(token.status());
-  const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
-  transition(
-      key,
-      [token = *token, request](MutableState& ms) {
-        return ms.fail_activity(token, request.failure(), request.last_heartbeat_details(), request.identity());
+  on_task_token<v1::FailActivityResponse>(
+      request.task_token(),
+      [request](MutableState& ms, const internal::TaskToken& t) {
+        return ms.fail_activity(t, request.failure(), request.last_heartbeat_details(), request.identity());
       },
-      {},
-      [reply](Result<MutableState*> r) {
-        if (!r) return reply(r.status());
-        reply(v1::FailActivityResponse());
-      });
+      [] { return v1::FailActivityResponse(); }, std::move(reply));
 }
 
 // --- timers ---

@@ -98,10 +98,25 @@ class Engine {
   std::string new_run_id();
   DeadlineScheduler::SteadyTime poll_deadline() const;
 
+  // Polls of both task kinds: take a task, record it started (dropping stale
+  // rows and polling on), then fill in what the poller needs from history.
+  template <typename Response>
+  using StartTask =
+      std::function<Result<Applied>(MutableState&, const internal::TaskPayload&, const std::string&, Response&)>;
+  template <typename Response>
+  using FillTask = std::function<Status(const TaskRecord&, const internal::TaskPayload&, Response&)>;
+  template <typename Response>
+  void poll_task(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline, Reply<Response> reply,
+                 StartTask<Response> start, FillTask<Response> fill);
   void poll_workflow(QueueKey key, std::string identity, DeadlineScheduler::SteadyTime deadline,
                      Reply<v1::PollWorkflowTaskResponse> reply);
   void poll_activity(QueueKey key, std::string identity, DeadlineScheduler::SteadyTime deadline,
                      Reply<v1::PollActivityTaskResponse> reply);
+  // A worker's report on a task it holds: decode the token, apply `op` to
+  // the execution it names, answer with `respond()` once committed.
+  template <typename Response>
+  void on_task_token(const std::string& token, std::function<Status(MutableState&, const internal::TaskToken&)> op,
+                     std::function<Response()> respond, Reply<Response> reply);
   Status fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
                       int64_t& next_event_id);
   void watch(const ExecutionKey& key, std::function<void()> wake);
