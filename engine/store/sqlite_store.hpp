@@ -23,8 +23,8 @@ struct StoreOptions {
   int max_batch = 128;  // transitions per SQLite transaction
   int read_connections = 4;
   bool integrity_check = false;  // PRAGMA quick_check on open (reads the whole file)
-  BlobStoreOptions blobs;
-  FaultHook fault_hook;          // tests only
+  BlobStoreOptions blobs{};
+  FaultHook fault_hook{};        // tests only
   const Clock* clock = nullptr;  // defaults to the system clock
 };
 
