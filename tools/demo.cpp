@@ -111,8 +111,8 @@ void run_worker(Stub& stub, std::atomic<bool>& stop) {
       const std::string result =
           task.activity_type().name() == "greet" ? "Hello, " + who + "!" : "charged " + who + " on attempt 3";
       std::printf("[worker] %s: activity '%s' attempt %d returns \"%s\"\n",
-                  task.workflow_execution().workflow_id().c_str(), task.activity_type().name().c_str(),
-                  task.attempt(), result.c_str());
+                  task.workflow_execution().workflow_id().c_str(), task.activity_type().name().c_str(), task.attempt(),
+                  result.c_str());
       v1::CompleteActivityRequest done;
       done.set_task_token(task.task_token());
       done.mutable_result()->add_payloads()->set_data(result);
