@@ -136,6 +136,16 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
       answer(s);
       return;
     }
+    if (ms->found_stale() && extra) {
+      // Only the row that led here goes; the execution is not rewritten.
+      Transition drop;
+      extra(drop);
+      commit(std::move(drop), [ms, answer](Result<CommitResult> r) {
+        if (!r) return answer(r.status());
+        answer(ms.get());
+      });
+      return;
+    }
     thread_local history::EventBatchCodec codec;
     Result<Transition> t = ms->finish(codec);
     if (!t) {

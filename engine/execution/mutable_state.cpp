@@ -201,11 +201,11 @@ void MutableState::wake_workflow() {
 
 Result<Applied> MutableState::start_workflow_task(const internal::TaskPayload& payload, const std::string& identity,
                                                   v1::PollWorkflowTaskResponse& response) {
-  if (closed() || !state_.has_workflow_task()) return Applied::kStale;
+  if (closed() || !state_.has_workflow_task()) return stale();
   auto* wt = state_.mutable_workflow_task();
   if (wt->scheduled_event_id() != payload.scheduled_event_id() || wt->attempt() != payload.attempt() ||
       wt->started_event_id() != 0) {
-    return Applied::kStale;
+    return stale();
   }
   v1::HistoryEvent e;
   e.mutable_workflow_task_started()->set_scheduled_event_id(wt->scheduled_event_id());
@@ -550,11 +550,11 @@ void MutableState::close(v1::WorkflowExecutionStatus status) {
 
 Result<Applied> MutableState::start_activity(const internal::TaskPayload& payload, const std::string& identity,
                                              v1::PollActivityTaskResponse& response) {
-  if (closed()) return Applied::kStale;
+  if (closed()) return stale();
   auto it = state_.mutable_activities()->find(payload.scheduled_event_id());
-  if (it == state_.mutable_activities()->end()) return Applied::kStale;
+  if (it == state_.mutable_activities()->end()) return stale();
   internal::ActivityInfo& info = it->second;
-  if (info.started() || info.attempt() != payload.attempt()) return Applied::kStale;
+  if (info.started() || info.attempt() != payload.attempt()) return stale();
   info.set_started(true);
   info.set_started_identity(identity);
   set_time(info.mutable_started_time(), now_);
@@ -754,13 +754,13 @@ void MutableState::add_timer(TimePoint fire_at, const internal::TimerTask& task)
 }
 
 Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
-  if (closed()) return Applied::kStale;
+  if (closed()) return stale();
   using K = internal::TimerTask;
   switch (t.kind()) {
     case K::KIND_USER_TIMER: {
       auto it = state_.mutable_timers()->find(t.timer_id());
       if (it == state_.mutable_timers()->end() || it->second.started_event_id() != t.scheduled_event_id()) {
-        return Applied::kStale;
+        return stale();
       }
       v1::HistoryEvent e;
       e.mutable_timer_fired()->set_timer_id(t.timer_id());
@@ -770,11 +770,11 @@ Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
       return Applied::kYes;
     }
     case K::KIND_WORKFLOW_TASK_TIMEOUT: {
-      if (!state_.has_workflow_task()) return Applied::kStale;
+      if (!state_.has_workflow_task()) return stale();
       const auto wt = state_.workflow_task();
       if (wt.scheduled_event_id() != t.scheduled_event_id() || wt.attempt() != t.attempt() ||
           wt.started_event_id() == 0) {
-        return Applied::kStale;
+        return stale();
       }
       v1::HistoryEvent e;
       auto* a = e.mutable_workflow_task_timed_out();
@@ -790,14 +790,14 @@ Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
       return Applied::kYes;
     }
     case K::KIND_WORKFLOW_TASK_RETRY: {
-      if (state_.has_workflow_task() || state_.workflow_task_attempt() != t.attempt()) return Applied::kStale;
+      if (state_.has_workflow_task() || state_.workflow_task_attempt() != t.attempt()) return stale();
       schedule_workflow_task();
       return Applied::kYes;
     }
     case K::KIND_ACTIVITY_RETRY: {
       auto it = state_.mutable_activities()->find(t.scheduled_event_id());
       if (it == state_.mutable_activities()->end() || it->second.attempt() != t.attempt() || it->second.started()) {
-        return Applied::kStale;
+        return stale();
       }
       set_time(it->second.mutable_attempt_scheduled_time(), now_);
       it->second.clear_next_attempt_time();
@@ -806,15 +806,15 @@ Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
     }
     case K::KIND_ACTIVITY_TIMEOUT: {
       auto it = state_.mutable_activities()->find(t.scheduled_event_id());
-      if (it == state_.mutable_activities()->end()) return Applied::kStale;
+      if (it == state_.mutable_activities()->end()) return stale();
       internal::ActivityInfo& activity = it->second;
       const bool any_attempt = t.timeout_type() == v1::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE;
-      if (!any_attempt && activity.attempt() != t.attempt()) return Applied::kStale;
+      if (!any_attempt && activity.attempt() != t.attempt()) return stale();
       const bool running = activity.started();
       if ((t.timeout_type() == v1::TIMEOUT_TYPE_SCHEDULE_TO_START && running) ||
           ((t.timeout_type() == v1::TIMEOUT_TYPE_START_TO_CLOSE || t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT) &&
            !running)) {
-        return Applied::kStale;
+        return stale();
       }
       if (t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT && activity.has_last_heartbeat_time()) {
         const TimePoint due = to_time(activity.last_heartbeat_time()) + to_nanos(activity.heartbeat_timeout());
@@ -849,6 +849,11 @@ Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
       return Status::data_loss("timer of execution " + key_.to_string() + " has unknown kind " +
                                std::to_string(t.kind()));
   }
+}
+
+Applied MutableState::stale() {
+  stale_ = true;
+  return Applied::kStale;
 }
 
 // --- finishing ---

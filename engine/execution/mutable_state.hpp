@@ -99,6 +99,9 @@ class MutableState {
   const ExecutionKey& key() const { return key_; }
   int64_t next_event_id() const { return builder_.next_event_id(); }
   bool closed() const { return state_.status() != v1::WORKFLOW_EXECUTION_STATUS_RUNNING; }
+  // The operation found its task or timer no longer applies and changed
+  // nothing: the caller only drops the row, without rewriting the execution.
+  bool found_stale() const { return stale_; }
 
   // A task token as the worker sees it, and back.
   static std::string encode_token(const internal::TaskToken& token);
@@ -134,6 +137,7 @@ class MutableState {
   void add_activity_task(const internal::ActivityInfo& activity, int64_t scheduled_event_id);
 
   void add_timer(TimePoint fire_at, const internal::TimerTask& task);
+  Applied stale();
   void enforce_history_limits();
 
   ExecutionKey key_;
@@ -149,6 +153,7 @@ class MutableState {
   // New events for the workflow: finish() schedules a workflow task unless
   // one is pending.
   bool wake_pending_ = false;
+  bool stale_ = false;
 };
 
 }  // namespace reprise::engine

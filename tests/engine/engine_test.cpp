@@ -246,6 +246,23 @@ TEST_F(EngineTest, PendingTasksAndTimersSurviveARestart) {
   EXPECT_EQ(events[events.size() - 3].event_type(), v1::EVENT_TYPE_TIMER_FIRED);
 }
 
+TEST_F(EngineTest, StaleTimersAreDroppedWithoutRewritingTheExecution) {
+  ASSERT_TRUE(start("quick-1").is_ok());
+  auto task = poll_workflow();  // arms a 10 s workflow-task timeout
+  ASSERT_TRUE(complete(task.task_token(), {complete_with("done")}).is_ok());
+  const auto key = ExecutionKey{"default", "quick-1", task.workflow_execution().run_id()};
+  const int64_t version = store_->get_execution(key)->version;
+  ASSERT_EQ(store_->due_timers(from_unix_nanos(INT64_MAX), 10)->size(), 1u);
+
+  clock_.advance(10s);
+  engine_->check_timers();
+  for (int i = 0; i < 500 && !store_->due_timers(from_unix_nanos(INT64_MAX), 10)->empty(); ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(store_->due_timers(from_unix_nanos(INT64_MAX), 10)->empty()) << "the stale row is gone";
+  EXPECT_EQ(store_->get_execution(key)->version, version) << "and the execution was not rewritten";
+}
+
 TEST_F(EngineTest, ListsWorkflows) {
   ASSERT_TRUE(start("a").is_ok());
   ASSERT_TRUE(start("b").is_ok());
