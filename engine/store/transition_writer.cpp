@@ -24,6 +24,7 @@ Status explain_lost_update(SqliteDb& db, const ExecutionWrite& w) {
     return Status::aborted("execution " + w.key.to_string() + " is at version " + std::to_string(version) +
                            ", the writer expected " + std::to_string(w.expected_version));
   }
+  if (!w.events) return Status::aborted("execution " + w.key.to_string() + " changed during the write");
   return Status::invalid_argument("history batch for " + w.key.to_string() + " starts at event " +
                                   std::to_string(w.events->first_event_id) + " but the next event is " +
                                   std::to_string(next_event_id));
