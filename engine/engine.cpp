@@ -388,7 +388,7 @@ void Engine::describe_workflow(v1::DescribeWorkflowRequest request, Reply<v1::De
 
 Status Engine::fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
                             int64_t& next_event_id) {
-  history::EventBatchCodec codec;
+  thread_local history::EventBatchCodec codec;  // every poll reads history: keep the zstd contexts
   next_event_id = first_event_id;
   while (out.events_size() < max_events) {
     Result<std::vector<HistoryBatch>> batches = store_.read_history(key, next_event_id, 16);

@@ -3,15 +3,12 @@
 #include <filesystem>
 #include <system_error>
 
+#include "engine/store/bind_key.hpp"
 #include "engine/store/schema.hpp"
 
 namespace reprise::engine {
 
 namespace {
-
-Statement& bind_key(Statement& s, const ExecutionKey& k) {
-  return s.bind(1, k.namespace_id).bind(2, k.workflow_id).bind(3, k.run_id);
-}
 
 ExecutionKey key_at(const Statement& s, int first_column) {
   return {s.column_text(first_column), s.column_text(first_column + 1), s.column_text(first_column + 2)};

@@ -2,14 +2,11 @@
 
 #include <utility>
 
+#include "engine/store/bind_key.hpp"
+
 namespace reprise::engine {
 
 namespace {
-
-// Binds namespace, workflow id and run id at 1, 2, 3.
-Statement& bind_key(Statement& s, const ExecutionKey& k) {
-  return s.bind(1, k.namespace_id).bind(2, k.workflow_id).bind(3, k.run_id);
-}
 
 Status explain_lost_update(SqliteDb& db, const ExecutionWrite& w) {
   Result<Statement> s = db.prepare(
