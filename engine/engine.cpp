@@ -33,6 +33,16 @@ bool reusable(v1::WorkflowIdReusePolicy policy, v1::WorkflowExecutionStatus prev
   }
 }
 
+Status check_start_request(std::string& namespace_id, const v1::StartWorkflowRequest& request,
+                           const EngineConfig& config) {
+  REPRISE_RETURN_IF_ERROR(check_namespace(namespace_id));
+  if (request.workflow_id().empty()) return Status::invalid_argument("workflow_id is required");
+  if (request.workflow_id().size() > config.max_id_length) {
+    return Status::invalid_argument("workflow_id is longer than " + std::to_string(config.max_id_length) + " bytes");
+  }
+  return Status::ok();
+}
+
 std::string encode_page(int64_t next_event_id) { return std::to_string(next_event_id); }
 
 }  // namespace
@@ -239,16 +249,31 @@ DeadlineScheduler::SteadyTime Engine::poll_deadline() const {
 
 void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWorkflowResponse> reply) {
   std::string ns = request.namespace_();
-  if (Status s = check_namespace(ns); !s) return reply(s);
-  if (request.workflow_id().empty()) return reply(Status::invalid_argument("workflow_id is required"));
-  if (request.workflow_id().size() > options_.config.max_id_length) {
-    return reply(Status::invalid_argument("workflow_id is longer than " +
-                                          std::to_string(options_.config.max_id_length) + " bytes"));
-  }
+  if (Status s = check_start_request(ns, request, options_.config); !s) return reply(s);
+  start_run(std::move(ns), std::move(request), std::nullopt, std::move(reply));
+}
+
+void Engine::signal_with_start(v1::SignalWithStartRequest request, Reply<v1::StartWorkflowResponse> reply) {
+  std::string ns = request.start().namespace_();
+  if (Status s = check_start_request(ns, request.start(), options_.config); !s) return reply(s);
+  if (request.signal_name().empty()) return reply(Status::invalid_argument("signal_name is required"));
+  v1::SignalWorkflowRequest signal;
+  signal.set_namespace_(ns);
+  signal.mutable_workflow_execution()->set_workflow_id(request.start().workflow_id());
+  signal.set_signal_name(request.signal_name());
+  *signal.mutable_input() = request.signal_input();
+  signal.set_identity(request.start().identity());
+  signal.set_request_id(request.start().request_id());
+  start_run(std::move(ns), std::move(*request.mutable_start()), std::move(signal), std::move(reply));
+}
+
+void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
+                       std::optional<v1::SignalWorkflowRequest> signal, Reply<v1::StartWorkflowResponse> reply) {
   // Starts of one workflow id are serialized on the id itself (empty run).
   const ExecutionKey id_key{ns, request.workflow_id(), ""};
   if (!begin_op()) return reply(Status::unavailable("the server is shutting down"));
-  serializer_.run(id_key, [this, ns, request = std::move(request), reply](ExecutionSerializer::Done done) {
+  serializer_.run(id_key, [this, ns, request = std::move(request), signal = std::move(signal),
+                           reply](ExecutionSerializer::Done done) {
     auto answer = [this, reply, done](Result<v1::StartWorkflowResponse> r) {
       reply(std::move(r));
       done();
@@ -257,6 +282,24 @@ void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWor
     std::string expected_run;
     Result<CurrentRun> current = store_.get_current_run(ns, request.workflow_id());
     if (current) {
+      if (signal && current->status == v1::WORKFLOW_EXECUTION_STATUS_RUNNING) {
+        // Closing a run goes through its own serializer, not the id's: if it
+        // closed meanwhile, the signal fails and the caller may retry.
+        const ExecutionKey running{ns, request.workflow_id(), current->run_id};
+        return transition(
+            running,
+            [signal](MutableState& ms) {
+              return ms.signal(signal->signal_name(), signal->input(), signal->identity(), signal->request_id());
+            },
+            {},
+            [answer, run_id = current->run_id](Result<MutableState*> r) {
+              if (!r) return answer(r.status());
+              v1::StartWorkflowResponse signaled;
+              signaled.set_run_id(run_id);
+              signaled.set_started(false);
+              answer(signaled);
+            });
+      }
       if (!request.request_id().empty() && current->start_request_id == request.request_id()) {
         v1::StartWorkflowResponse same;
         same.set_run_id(current->run_id);
@@ -280,6 +323,11 @@ void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWor
     const ExecutionKey key{ns, request.workflow_id(), new_run_id()};
     MutableState ms(key, clock_.now(), options_.config);
     if (Status s = ms.start(request); !s) return answer(s);
+    if (signal) {
+      if (Status s = ms.signal(signal->signal_name(), signal->input(), signal->identity(), signal->request_id()); !s) {
+        return answer(s);
+      }
+    }
     thread_local history::EventBatchCodec codec;
     Result<Transition> t = ms.finish(codec);
     if (!t) return answer(t.status());
@@ -601,6 +649,7 @@ void Engine::on_task_token(const std::string& token_bytes,
       key, [token = *token, op](MutableState& ms) { return op(ms, token); }, {},
       [reply, respond](Result<MutableState*> r) {
         if (!r) return reply(r.status());
+        if (!(*r)->rejection().is_ok()) return reply((*r)->rejection());
         reply(respond());
       });
 }
@@ -662,6 +711,16 @@ void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivi
         return ms.fail_activity(t, request.failure(), request.last_heartbeat_details(), request.identity());
       },
       [] { return v1::FailActivityResponse(); }, std::move(reply));
+}
+
+void Engine::report_activity_canceled(v1::ReportActivityCanceledRequest request,
+                                      Reply<v1::ReportActivityCanceledResponse> reply) {
+  on_task_token<v1::ReportActivityCanceledResponse>(
+      request.task_token(),
+      [request](MutableState& ms, const internal::TaskToken& t) {
+        return ms.report_activity_canceled(t, request.details(), request.identity());
+      },
+      [] { return v1::ReportActivityCanceledResponse(); }, std::move(reply));
 }
 
 // --- timers ---

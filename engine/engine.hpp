@@ -58,6 +58,9 @@ class Engine {
   // Client side.
   void start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWorkflowResponse> reply);
   void signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply);
+  // Signals the running run of the workflow id, or starts one with the signal
+  // as its first event. `started` says which.
+  void signal_with_start(v1::SignalWithStartRequest request, Reply<v1::StartWorkflowResponse> reply);
   void request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
                                Reply<v1::RequestCancelWorkflowResponse> reply);
   void terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply);
@@ -73,6 +76,8 @@ class Engine {
   void heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply);
   void complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply);
   void fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply);
+  void report_activity_canceled(v1::ReportActivityCanceledRequest request,
+                                Reply<v1::ReportActivityCanceledResponse> reply);
 
   // Looks for due timers now (tests that move a ManualClock call this).
   void check_timers();
@@ -94,6 +99,10 @@ class Engine {
   bool begin_op();
   void end_op();
   bool closing();
+  // Starts a run (StartWorkflow, SignalWithStart) under the workflow id's
+  // serializer; with `signal`, a running run is signaled instead.
+  void start_run(std::string namespace_id, v1::StartWorkflowRequest request,
+                 std::optional<v1::SignalWorkflowRequest> signal, Reply<v1::StartWorkflowResponse> reply);
   Result<ExecutionKey> resolve(const std::string& namespace_id, const v1::WorkflowExecution& execution);
   std::string new_run_id();
   DeadlineScheduler::SteadyTime poll_deadline() const;

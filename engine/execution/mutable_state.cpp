@@ -104,6 +104,9 @@ void MutableState::flush_buffered_events() {
       case v1::HistoryEvent::kActivityTaskTimedOut:
         written.mutable_activity_task_timed_out()->set_started_event_id(last_activity_started);
         break;
+      case v1::HistoryEvent::kActivityTaskCanceled:
+        written.mutable_activity_task_canceled()->set_started_event_id(last_activity_started);
+        break;
       default:
         break;
     }
@@ -167,7 +170,7 @@ Status MutableState::start(const v1::StartWorkflowRequest& r) {
     t.set_kind(internal::TimerTask::KIND_RUN_TIMEOUT);
     add_timer(now_ + limit, t);
   }
-  schedule_workflow_task();
+  wake_pending_ = true;  // the first workflow task, after any signal that came with the start
   return Status::ok();
 }
 
@@ -264,10 +267,30 @@ Status MutableState::check_workflow_task_token(const internal::TaskToken& token)
   return Status::ok();
 }
 
+namespace {
+
+bool closes_workflow(const v1::Command& c) {
+  switch (c.attributes_case()) {
+    case v1::Command::kCompleteWorkflowExecution:
+    case v1::Command::kFailWorkflowExecution:
+    case v1::Command::kCancelWorkflowExecution:
+    case v1::Command::kContinueAsNewWorkflowExecution:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 Status MutableState::complete_workflow_task(const internal::TaskToken& token,
                                             const v1::CompleteWorkflowTaskRequest& request) {
   REPRISE_RETURN_IF_ERROR(check_workflow_task_token(token));
   const auto wt = state_.workflow_task();
+  if (state_.buffered_events_size() > 0 &&
+      std::any_of(request.commands().begin(), request.commands().end(), closes_workflow)) {
+    return reject_closing_completion(request.identity());
+  }
   v1::HistoryEvent e;
   auto* a = e.mutable_workflow_task_completed();
   a->set_scheduled_event_id(wt.scheduled_event_id());
@@ -287,12 +310,33 @@ Status MutableState::complete_workflow_task(const internal::TaskToken& token,
     }
     REPRISE_RETURN_IF_ERROR(apply_command(request.commands(i), completed_event_id, i));
   }
-  if (closed() && state_.buffered_events_size() > 0) {
-    // The workflow would close without seeing what arrived while it ran.
-    return Status::failed_precondition(
-        "new events arrived while the workflow task ran; the workflow must see them before it closes");
-  }
   if (!closed()) flush_buffered_events();
+  return Status::ok();
+}
+
+Status MutableState::reject_closing_completion(const std::string& identity) {
+  // The workflow would close without seeing what arrived while it ran: the
+  // task fails, the new events are written, and a fresh task (not a retry of
+  // broken code, so attempt 1 and no backoff) lets the workflow handle them.
+  const auto wt = state_.workflow_task();
+  const int arrived = state_.buffered_events_size();
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_task_failed();
+  a->set_scheduled_event_id(wt.scheduled_event_id());
+  a->set_started_event_id(wt.started_event_id());
+  a->set_cause(v1::WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_EVENTS);
+  a->mutable_failure()->set_message("the workflow tried to close, but new events arrived while its task ran");
+  a->mutable_failure()->set_kind(v1::FAILURE_KIND_SERVER);
+  a->mutable_failure()->set_source("server");
+  a->set_identity(identity);
+  append(std::move(e));
+  state_.clear_workflow_task();
+  state_.set_workflow_task_attempt(1);
+  flush_buffered_events();
+  rejection_ = Status::failed_precondition(
+      std::to_string(arrived) +
+      " new event(s) arrived while the workflow task ran; its commands were not applied and a new workflow task "
+      "will deliver the events");
   return Status::ok();
 }
 
@@ -523,6 +567,7 @@ void MutableState::request_cancel_activity(internal::ActivityInfo& activity, int
   a->set_scheduled_event_id(scheduled_event_id);
   a->set_workflow_task_completed_event_id(completed_event_id);
   const int64_t requested_event_id = append(std::move(e)).event_id();
+  activity.set_cancel_requested_event_id(requested_event_id);
   if (activity.started()) {
     activity.set_cancel_requested(true);  // the worker learns it from its next heartbeat
     return;
@@ -636,6 +681,9 @@ void MutableState::close_activity(int64_t scheduled_event_id, v1::HistoryEvent o
       case v1::HistoryEvent::kActivityTaskTimedOut:
         outcome.mutable_activity_task_timed_out()->set_started_event_id(started_event_id);
         break;
+      case v1::HistoryEvent::kActivityTaskCanceled:
+        outcome.mutable_activity_task_canceled()->set_started_event_id(started_event_id);
+        break;
       default:
         break;
     }
@@ -699,6 +747,24 @@ Status MutableState::fail_activity(const internal::TaskToken& token, const v1::F
   v1::HistoryEvent e;
   auto* a = e.mutable_activity_task_failed();
   *a->mutable_failure() = failure;
+  a->set_scheduled_event_id(token.scheduled_event_id());
+  a->set_identity(identity);
+  close_activity(token.scheduled_event_id(), std::move(e));
+  return Status::ok();
+}
+
+Status MutableState::report_activity_canceled(const internal::TaskToken& token, const v1::Payloads& details,
+                                              const std::string& identity) {
+  Result<internal::ActivityInfo*> found = activity_for_token(token);
+  if (!found) return found.status();
+  if (!(*found)->cancel_requested()) {
+    return Status::failed_precondition("activity '" + (*found)->activity_id() +
+                                       "' was not asked to cancel; report its completion or failure instead");
+  }
+  v1::HistoryEvent e;
+  auto* a = e.mutable_activity_task_canceled();
+  *a->mutable_details() = details;
+  a->set_latest_cancel_requested_event_id((*found)->cancel_requested_event_id());
   a->set_scheduled_event_id(token.scheduled_event_id());
   a->set_identity(identity);
   close_activity(token.scheduled_event_id(), std::move(e));

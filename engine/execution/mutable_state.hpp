@@ -77,6 +77,9 @@ class MutableState {
   Status complete_activity(const internal::TaskToken& token, const v1::Payloads& result, const std::string& identity);
   Status fail_activity(const internal::TaskToken& token, const v1::Failure& failure,
                        const v1::Payloads& last_heartbeat_details, const std::string& identity);
+  // The worker stopped the activity because cancellation was requested.
+  Status report_activity_canceled(const internal::TaskToken& token, const v1::Payloads& details,
+                                  const std::string& identity);
 
   // From clients.
   Status signal(const std::string& name, const v1::Payloads& input, const std::string& identity,
@@ -102,6 +105,10 @@ class MutableState {
   // The operation found its task or timer no longer applies and changed
   // nothing: the caller only drops the row, without rewriting the execution.
   bool found_stale() const { return stale_; }
+  // The operation committed something other than what the caller asked for
+  // (a completion turned into a failed task); the caller answers this error
+  // after the commit.
+  const Status& rejection() const { return rejection_; }
 
   // A task token as the worker sees it, and back.
   static std::string encode_token(const internal::TaskToken& token);
@@ -123,6 +130,7 @@ class MutableState {
 
   void schedule_workflow_task();
   void wake_workflow();  // schedules a workflow task unless one is pending
+  Status reject_closing_completion(const std::string& identity);
   Status apply_command(const v1::Command& command, int64_t completed_event_id, size_t index);
   Status schedule_activity(const v1::ScheduleActivityTaskCommandAttributes& a, int64_t completed_event_id,
                            size_t index);
@@ -154,6 +162,7 @@ class MutableState {
   // one is pending.
   bool wake_pending_ = false;
   bool stale_ = false;
+  Status rejection_;
 };
 
 }  // namespace reprise::engine

@@ -41,8 +41,9 @@ grpc::ServerUnaryReactor* GrpcService::SignalWorkflow(grpc::CallbackServerContex
   return forward(c, q, r, &Engine::signal_workflow);
 }
 grpc::ServerUnaryReactor* GrpcService::SignalWithStart(grpc::CallbackServerContext* c,
-                                                       const v1::SignalWithStartRequest*, v1::StartWorkflowResponse*) {
-  return not_supported(c, "SignalWithStart");
+                                                       const v1::SignalWithStartRequest* q,
+                                                       v1::StartWorkflowResponse* r) {
+  return forward(c, q, r, &Engine::signal_with_start);
 }
 grpc::ServerUnaryReactor* GrpcService::QueryWorkflow(grpc::CallbackServerContext* c, const v1::QueryWorkflowRequest*,
                                                      v1::QueryWorkflowResponse*) {
@@ -114,9 +115,9 @@ grpc::ServerUnaryReactor* GrpcService::FailActivity(grpc::CallbackServerContext*
   return forward(c, q, r, &Engine::fail_activity);
 }
 grpc::ServerUnaryReactor* GrpcService::ReportActivityCanceled(grpc::CallbackServerContext* c,
-                                                              const v1::ReportActivityCanceledRequest*,
-                                                              v1::ReportActivityCanceledResponse*) {
-  return not_supported(c, "ReportActivityCanceled");
+                                                              const v1::ReportActivityCanceledRequest* q,
+                                                              v1::ReportActivityCanceledResponse* r) {
+  return forward(c, q, r, &Engine::report_activity_canceled);
 }
 
 namespace {

@@ -227,6 +227,36 @@ TEST_F(EngineTest, SignalsReachTheNextWorkflowTask) {
   EXPECT_TRUE(seen);
 }
 
+TEST_F(EngineTest, SignalWithStartStartsOrSignals) {
+  v1::SignalWithStartRequest r;
+  r.mutable_start()->set_workflow_id("cart-7");
+  r.mutable_start()->mutable_workflow_type()->set_name("cart");
+  r.mutable_start()->mutable_task_queue()->set_name("greetings");
+  r.set_signal_name("add_item");
+  r.mutable_signal_input()->add_payloads()->set_data("apple");
+  auto first = call(&Engine::signal_with_start, r);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  EXPECT_TRUE(first->started());
+
+  r.mutable_signal_input()->mutable_payloads(0)->set_data("pear");
+  auto second = call(&Engine::signal_with_start, r);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  EXPECT_FALSE(second->started()) << "the run was open: signaled, not started again";
+  EXPECT_EQ(second->run_id(), first->run_id());
+
+  auto task = poll_workflow();
+  const auto& events = task.history().events();
+  ASSERT_GE(events.size(), 5);
+  EXPECT_EQ(events[0].event_type(), v1::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  EXPECT_EQ(events[1].workflow_execution_signaled().input().payloads(0).data(), "apple")
+      << "the signal is the run's first event after the start";
+  EXPECT_EQ(events[2].event_type(), v1::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
+  EXPECT_EQ(events[3].workflow_execution_signaled().input().payloads(0).data(), "pear");
+
+  r.clear_signal_name();
+  EXPECT_EQ(call(&Engine::signal_with_start, r).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_F(EngineTest, PendingTasksAndTimersSurviveARestart) {
   ASSERT_TRUE(start("durable-1").is_ok());
   restart();  // the queued workflow task is rebuilt from the store

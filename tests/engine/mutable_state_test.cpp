@@ -57,7 +57,8 @@ class MutableStateTest : public ::testing::Test {
     Result<Transition> t = ms->finish(codec_);
     if (!t) return t.status();
     if (extra) extra(*t);
-    return store_->commit(std::move(*t)).status();
+    REPRISE_RETURN_IF_ERROR(store_->commit(std::move(*t)).status());
+    return ms->rejection();
   }
 
   // Takes the oldest pending task of `kind` the way a poll does: start it and
@@ -451,7 +452,19 @@ TEST_F(MutableStateTest, AWorkflowCannotCloseOverEventsItHasNotSeen) {
   fire_due_timers();
   const std::string wft = take(TaskKind::kWorkflowTask);
   ASSERT_TRUE(complete_activity(at, "paid").is_ok());
-  EXPECT_EQ(complete(wft, {complete_workflow("early")}).code(), StatusCode::kFailedPrecondition);
+  const Status rejected = complete(wft, {complete_workflow("early")});
+  EXPECT_EQ(rejected.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(rejected.message().find("2 new event(s) arrived"), std::string::npos) << rejected.to_string();
+  EXPECT_EQ(state(k).status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
+
+  // The task failed at once and a fresh one (attempt 1) carries the events.
+  const v1::History h = history(k);
+  const int n = h.events_size();
+  EXPECT_EQ(h.events(n - 4).workflow_task_failed().cause(), v1::WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_EVENTS);
+  EXPECT_EQ(h.events(n - 2).event_type(), E::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+  EXPECT_EQ(h.events(n - 1).workflow_task_scheduled().attempt(), 1);
+  ASSERT_TRUE(complete(take(TaskKind::kWorkflowTask), {complete_workflow("paid")}).is_ok());
+  EXPECT_EQ(state(k).status(), v1::WORKFLOW_EXECUTION_STATUS_COMPLETED);
 }
 
 TEST_F(MutableStateTest, TimersFireAndCanceledOnesStayQuiet) {
@@ -565,6 +578,32 @@ TEST_F(MutableStateTest, CancelingARunningActivityTellsItsHeartbeat) {
                 return r.status();
               }).is_ok());
   EXPECT_TRUE(cancel_requested);
+
+  v1::Payloads details;
+  details.add_payloads()->set_data("refunded half");
+  ASSERT_TRUE(
+      apply(k, [&](MutableState& ms) { return ms.report_activity_canceled(token, details, "worker-1"); }).is_ok());
+  const v1::History h = history(k);
+  const int n = h.events_size();
+  EXPECT_EQ(h.events(n - 3).event_type(), E::EVENT_TYPE_ACTIVITY_TASK_STARTED);
+  const auto& canceled = h.events(n - 2).activity_task_canceled();
+  EXPECT_EQ(canceled.details().payloads(0).data(), "refunded half");
+  EXPECT_EQ(canceled.started_event_id(), h.events(n - 3).event_id());
+  EXPECT_EQ(h.events(static_cast<int>(canceled.latest_cancel_requested_event_id()) - 1).event_type(),
+            E::EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED);
+  EXPECT_EQ(h.events(n - 1).event_type(), E::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
+  EXPECT_TRUE(state(k).activities().empty());
+}
+
+TEST_F(MutableStateTest, AnActivityNotAskedToCancelCannotReportCanceled) {
+  const auto k = key();
+  ASSERT_TRUE(start(k).is_ok());
+  ASSERT_TRUE(complete(take(TaskKind::kWorkflowTask), {schedule_activity("1")}).is_ok());
+  const auto token = *MutableState::decode_token(take(TaskKind::kActivityTask));
+  const Status s =
+      apply(k, [&](MutableState& ms) { return ms.report_activity_canceled(token, v1::Payloads(), "worker-1"); });
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("was not asked to cancel"), std::string::npos) << s.to_string();
 }
 
 }  // namespace
