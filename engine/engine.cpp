@@ -141,6 +141,7 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
       return;
     }
     auto ms = std::make_shared<MutableState>(std::move(loaded).value());
+    ms->set_run_id_source([this] { return new_run_id(); });
     Status s = op(*ms);
     if (!s.is_ok()) {
       answer(s);

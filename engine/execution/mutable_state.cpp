@@ -117,7 +117,7 @@ void MutableState::flush_buffered_events() {
 
 // --- start ---
 
-Status MutableState::start(const v1::StartWorkflowRequest& r) {
+Status MutableState::start(const v1::StartWorkflowRequest& r, const RunLineage& lineage) {
   if (version_ != 0) return Status::failed_precondition("execution " + key_.to_string() + " has already started");
   if (r.workflow_type().name().empty()) return Status::invalid_argument("workflow_type.name is required");
   if (r.task_queue().name().empty()) return Status::invalid_argument("task_queue.name is required");
@@ -144,6 +144,16 @@ Status MutableState::start(const v1::StartWorkflowRequest& r) {
   state_.set_status(v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
   state_.set_start_request_id(r.request_id());
   state_.set_workflow_task_attempt(1);
+  state_.set_original_run_id(lineage.original_run_id.empty() ? key_.run_id : lineage.original_run_id);
+  std::optional<TimePoint> expiration = lineage.execution_expiration;
+  if (!expiration && positive(r.workflow_execution_timeout())) {
+    expiration = now_ + to_nanos(r.workflow_execution_timeout());
+  }
+  if (expiration) set_time(state_.mutable_execution_expiration_time(), *expiration);
+  if (!lineage.parent.workflow_id().empty()) {
+    *state_.mutable_parent_execution() = lineage.parent;
+    state_.set_parent_initiated_event_id(lineage.parent_initiated_event_id);
+  }
 
   v1::HistoryEvent e;
   auto* a = e.mutable_workflow_execution_started();
@@ -153,22 +163,28 @@ Status MutableState::start(const v1::StartWorkflowRequest& r) {
   *a->mutable_workflow_execution_timeout() = r.workflow_execution_timeout();
   *a->mutable_workflow_run_timeout() = r.workflow_run_timeout();
   *a->mutable_workflow_task_timeout() = state_.workflow_task_timeout();
-  a->set_original_execution_run_id(key_.run_id);
+  a->set_original_execution_run_id(state_.original_run_id());
+  a->set_continued_execution_run_id(lineage.continued_run_id);
+  *a->mutable_parent_execution() = state_.parent_execution();
+  a->set_parent_initiated_event_id(state_.parent_initiated_event_id());
+  if (expiration) set_time(a->mutable_execution_expiration_time(), *expiration);
   a->set_attempt(1);
   *a->mutable_retry_policy() = r.retry_policy();
   a->set_identity(r.identity());
   a->set_request_id(r.request_id());
   append(std::move(e));
 
-  // The run timeout bounds this run; the execution timeout would bound a
-  // continue-as-new chain, which is the same thing until runs chain.
-  nanoseconds limit = to_nanos(r.workflow_run_timeout());
-  const nanoseconds execution_limit = to_nanos(r.workflow_execution_timeout());
-  if (execution_limit.count() > 0 && (limit.count() == 0 || execution_limit < limit)) limit = execution_limit;
-  if (limit.count() > 0) {
+  // The run timeout bounds this run; the execution timeout bounds the whole
+  // continue-as-new chain. Whichever ends first times the run out.
+  std::optional<TimePoint> deadline = expiration;
+  if (positive(r.workflow_run_timeout())) {
+    const TimePoint run_deadline = now_ + to_nanos(r.workflow_run_timeout());
+    if (!deadline || run_deadline < *deadline) deadline = run_deadline;
+  }
+  if (deadline) {
     internal::TimerTask t;
     t.set_kind(internal::TimerTask::KIND_RUN_TIMEOUT);
-    add_timer(now_ + limit, t);
+    add_timer(*deadline, t);
   }
   wake_pending_ = true;  // the first workflow task, after any signal that came with the start
   return Status::ok();
@@ -456,6 +472,8 @@ Status MutableState::apply_command(const v1::Command& c, int64_t completed_event
       close(v1::WORKFLOW_EXECUTION_STATUS_CANCELED);
       return Status::ok();
     }
+    case C::kContinueAsNewWorkflowExecution:
+      return continue_as_new(c.continue_as_new_workflow_execution(), completed_event_id, where);
     case C::kRecordMarker: {
       const auto& m = c.record_marker();
       if (m.marker_name().empty()) return Status::invalid_argument(where + ": marker_name is required");
@@ -970,7 +988,20 @@ Result<Transition> MutableState::finish(history::EventBatchCodec& codec) {
     if (closed()) v.close_time = to_time(state_.close_time());
     t.visibility.push_back(std::move(v));
   }
-  if (became_closed_ && version_ != 0) {
+  if (continued_as_) {
+    // One atomic step: this run closes, the next one starts and becomes the
+    // workflow id's current run.
+    Result<Transition> next = continued_as_->finish(codec);
+    if (!next) return next.status();
+    for (auto& w : next->executions) t.executions.push_back(std::move(w));
+    for (auto& task : next->add_tasks) t.add_tasks.push_back(std::move(task));
+    for (auto& timer : next->add_timers) t.add_timers.push_back(std::move(timer));
+    for (auto& v : next->visibility) t.visibility.push_back(std::move(v));
+    const ExecutionKey& next_key = continued_as_->key();
+    CurrentRun run{next_key.namespace_id, next_key.workflow_id, next_key.run_id, v1::WORKFLOW_EXECUTION_STATUS_RUNNING,
+                   state_.start_request_id()};
+    t.current_runs.push_back({std::move(run), key_.run_id});
+  } else if (became_closed_ && version_ != 0) {
     CurrentRun run{key_.namespace_id, key_.workflow_id, key_.run_id, state_.status(), state_.start_request_id()};
     t.current_runs.push_back({std::move(run), key_.run_id});
   }

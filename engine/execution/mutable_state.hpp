@@ -23,6 +23,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +49,19 @@ struct EngineConfig {
   size_t max_id_length = 1000;
 };
 
+// Where a run comes from, beyond its start request: the run it continues
+// (continue-as-new) and the parent that started it (child workflows).
+struct RunLineage {
+  std::string continued_run_id;
+  std::string original_run_id;  // "" = this run is the first of its chain
+  std::optional<TimePoint> execution_expiration;
+  v1::WorkflowExecution parent;
+  int64_t parent_initiated_event_id = 0;
+};
+
+// Makes run ids for the runs a transition creates (continue-as-new).
+using RunIdSource = std::function<std::string()>;
+
 // Whether a task or timer still applied when it was taken or fired.
 enum class Applied { kYes, kStale };
 
@@ -60,7 +75,9 @@ class MutableState {
   // --- operations (one per transition) ---
 
   // WorkflowExecutionStarted and the first workflow task.
-  Status start(const v1::StartWorkflowRequest& request);
+  Status start(const v1::StartWorkflowRequest& request, const RunLineage& lineage = {});
+  // Needed before a workflow task completes with continue-as-new.
+  void set_run_id_source(RunIdSource source) { run_ids_ = std::move(source); }
 
   // A poller took the workflow task row with `payload`. Fills the response's
   // token and ids (the caller adds the history).
@@ -93,7 +110,8 @@ class MutableState {
   // --- results ---
 
   // The transition that commits this change, conditional on the version the
-  // state was loaded at. For a new run the caller adds the current-run write.
+  // state was loaded at, and the run it continued as, if it did. For a new
+  // run the caller adds the current-run write.
   Result<Transition> finish(history::EventBatchCodec& codec);
 
   // Events this transition appends (valid after finish()).
@@ -131,6 +149,8 @@ class MutableState {
   void schedule_workflow_task();
   void wake_workflow();  // schedules a workflow task unless one is pending
   Status reject_closing_completion(const std::string& identity);
+  Status continue_as_new(const v1::ContinueAsNewWorkflowExecutionCommandAttributes& a, int64_t completed_event_id,
+                         const std::string& where);
   Status apply_command(const v1::Command& command, int64_t completed_event_id, size_t index);
   Status schedule_activity(const v1::ScheduleActivityTaskCommandAttributes& a, int64_t completed_event_id,
                            size_t index);
@@ -163,6 +183,9 @@ class MutableState {
   bool wake_pending_ = false;
   bool stale_ = false;
   Status rejection_;
+  RunIdSource run_ids_;
+  // The run this one continued as, created and committed with it.
+  std::unique_ptr<MutableState> continued_as_;
 };
 
 }  // namespace reprise::engine

@@ -53,6 +53,7 @@ class MutableStateTest : public ::testing::Test {
     if (!rec) return rec.status();
     Result<MutableState> ms = MutableState::load(*rec, clock_.now(), config_);
     if (!ms) return ms.status();
+    ms->set_run_id_source([this] { return "run-" + std::to_string(++runs_made_); });
     REPRISE_RETURN_IF_ERROR(op(*ms));
     Result<Transition> t = ms->finish(codec_);
     if (!t) return t.status();
@@ -215,6 +216,7 @@ class MutableStateTest : public ::testing::Test {
   std::unique_ptr<SqliteStore> store_;
   v1::PollWorkflowTaskResponse last_workflow_poll_;
   v1::PollActivityTaskResponse last_activity_poll_;
+  int runs_made_ = 1;  // run-1 is the first run
 };
 
 using E = v1::EventType;
@@ -604,6 +606,62 @@ TEST_F(MutableStateTest, AnActivityNotAskedToCancelCannotReportCanceled) {
       apply(k, [&](MutableState& ms) { return ms.report_activity_canceled(token, v1::Payloads(), "worker-1"); });
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("was not asked to cancel"), std::string::npos) << s.to_string();
+}
+
+TEST_F(MutableStateTest, ContinueAsNewClosesTheRunAndStartsTheNextAtomically) {
+  const auto k = key();
+  const TimePoint t0 = clock_.now();
+  ASSERT_TRUE(start(k, [](v1::StartWorkflowRequest& r) {
+                r.mutable_workflow_execution_timeout()->set_seconds(3600);
+                r.mutable_workflow_run_timeout()->set_seconds(600);
+              }).is_ok());
+  clock_.advance(100s);
+  v1::Command next;
+  next.set_command_type(v1::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
+  next.mutable_continue_as_new_workflow_execution()->mutable_input()->add_payloads()->set_data("page 2");
+  ASSERT_TRUE(complete(take(TaskKind::kWorkflowTask), {schedule_activity("1"), next}).is_ok());
+
+  EXPECT_EQ(state(k).status(), v1::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW);
+  const v1::History old_history = history(k);
+  const auto& closing = old_history.events(old_history.events_size() - 1);
+  ASSERT_EQ(closing.event_type(), E::EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+  const std::string next_run = closing.workflow_execution_continued_as_new().new_execution_run_id();
+  EXPECT_EQ(next_run, "run-2");
+
+  const ExecutionKey k2{k.namespace_id, k.workflow_id, next_run};
+  EXPECT_EQ(store_->get_current_run(k.namespace_id, k.workflow_id)->run_id, next_run);
+  const v1::History fresh = history(k2);
+  ASSERT_EQ(fresh.events_size(), 2) << "a fresh history: started, workflow task scheduled";
+  const auto& started = fresh.events(0).workflow_execution_started();
+  EXPECT_EQ(started.input().payloads(0).data(), "page 2");
+  EXPECT_EQ(started.continued_execution_run_id(), "run-1");
+  EXPECT_EQ(started.original_execution_run_id(), "run-1");
+  EXPECT_EQ(started.workflow_type().name(), "checkout") << "unset fields carry over";
+  EXPECT_EQ(to_time(started.execution_expiration_time()), t0 + 3600s) << "the execution timeout spans the chain";
+  EXPECT_EQ(pending(TaskKind::kActivityTask), 1u) << "the old run's activity row is left to go stale";
+
+  // The new run has its own run timeout: 600 s from its start.
+  clock_.advance(600s);
+  fire_due_timers();
+  EXPECT_EQ(state(k2).status(), v1::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
+  EXPECT_EQ(take(TaskKind::kActivityTask), "") << "stale: its run is closed";
+}
+
+TEST_F(MutableStateTest, ExecutionTimeoutSpansContinueAsNew) {
+  const auto k = key();
+  ASSERT_TRUE(
+      start(k, [](v1::StartWorkflowRequest& r) { r.mutable_workflow_execution_timeout()->set_seconds(60); }).is_ok());
+  clock_.advance(50s);
+  v1::Command next;
+  next.set_command_type(v1::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
+  next.mutable_continue_as_new_workflow_execution();  // everything carries over
+  const Status continued = complete(take(TaskKind::kWorkflowTask), {next});
+  ASSERT_TRUE(continued.is_ok()) << continued.to_string();
+  const ExecutionKey k2{k.namespace_id, k.workflow_id, "run-2"};
+  clock_.advance(10s);  // 60 s after the first run started
+  fire_due_timers();
+  EXPECT_EQ(state(k2).status(), v1::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
+  EXPECT_EQ(store_->get_current_run(k.namespace_id, k.workflow_id)->status, v1::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
 }
 
 }  // namespace
