@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdio>
 
+#include "engine/execution/workflow_id_reuse.hpp"
 #include "history/proto_time.hpp"
 
 namespace reprise::engine {
@@ -18,19 +19,6 @@ Status check_namespace(std::string& namespace_id) {
     return Status::not_found("namespace '" + namespace_id + "' does not exist (this server has only 'default')");
   }
   return Status::ok();
-}
-
-bool reusable(v1::WorkflowIdReusePolicy policy, v1::WorkflowExecutionStatus previous) {
-  switch (policy) {
-    case v1::WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE:
-      return false;
-    case v1::WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY:
-      return previous == v1::WORKFLOW_EXECUTION_STATUS_FAILED || previous == v1::WORKFLOW_EXECUTION_STATUS_CANCELED ||
-             previous == v1::WORKFLOW_EXECUTION_STATUS_TERMINATED ||
-             previous == v1::WORKFLOW_EXECUTION_STATUS_TIMED_OUT;
-    default:
-      return true;
-  }
 }
 
 Status check_start_request(std::string& namespace_id, const v1::StartWorkflowRequest& request,
@@ -59,7 +47,7 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
     if (page->empty()) break;
     for (TaskRecord& task : *page) {
       after = task.task_id;
-      engine->matching_.add(std::move(task));
+      engine->dispatch(std::move(task));
     }
   }
   engine->timer_thread_ = std::thread([e = engine.get()] { e->timer_loop(); });
@@ -203,10 +191,22 @@ void Engine::after_commit(const std::vector<TaskRecord>& tasks, const std::vecto
   for (size_t i = 0; i < tasks.size() && i < result.task_ids.size(); ++i) {
     TaskRecord task = tasks[i];
     task.task_id = result.task_ids[i];
-    matching_.add(std::move(task));
+    dispatch(std::move(task));
   }
   if (!timers.empty()) check_timers();
   for (const auto& key : changed) wake_watchers(key);
+}
+
+void Engine::dispatch(TaskRecord task) {
+  if (task.kind == TaskKind::kTransfer) {
+    if (!begin_op()) return;  // closing: the row stays for the next start
+    executor_.post([this, task = std::move(task)]() mutable {
+      run_transfer(std::move(task));
+      end_op();
+    });
+  } else {
+    matching_.add(std::move(task));
+  }
 }
 
 bool Engine::begin_op() {
@@ -311,7 +311,7 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
         return answer(Status::already_exists("workflow id '" + request.workflow_id() + "' is already running as run " +
                                              current->run_id));
       }
-      if (!reusable(request.workflow_id_reuse_policy(), current->status)) {
+      if (!workflow_id_reusable(request.workflow_id_reuse_policy(), current->status)) {
         return answer(Status::already_exists("workflow id '" + request.workflow_id() + "' was used by run " +
                                              current->run_id + " (" +
                                              v1::WorkflowExecutionStatus_Name(current->status).substr(26) +
@@ -428,6 +428,15 @@ void Engine::describe_workflow(v1::DescribeWorkflowRequest request, Reply<v1::De
     *p->mutable_fire_time() = t.fire_time();
     p->set_started_event_id(t.started_event_id());
   }
+  for (const auto& [initiated, c] : state.children()) {
+    auto* p = out.add_pending_children();
+    p->set_workflow_id(c.workflow_id());
+    p->set_run_id(c.run_id());
+    *p->mutable_workflow_type() = c.workflow_type();
+    p->set_initiated_event_id(initiated);
+    p->set_parent_close_policy(c.parent_close_policy());
+  }
+  if (state.has_parent_execution()) *info->mutable_parent_execution() = state.parent_execution();
   if (state.has_last_workflow_task_failure()) {
     *out.mutable_last_workflow_task_failure() = state.last_workflow_task_failure();
   }

@@ -131,6 +131,13 @@ class Engine {
   void watch(const ExecutionKey& key, std::function<void()> wake);
   void wake_watchers(const ExecutionKey& key);
 
+  // Transfer tasks (transfer.cpp).
+  void run_transfer(TaskRecord task);
+  void retry_transfer(TaskRecord task);
+  void drop_task(int64_t task_id);
+  // Where a committed or rebuilt task goes: a worker's queue, or the engine.
+  void dispatch(TaskRecord task);
+
   void timer_loop();
   void fire(TimerRecord timer);
 

@@ -107,6 +107,11 @@ void MutableState::flush_buffered_events() {
       case v1::HistoryEvent::kActivityTaskCanceled:
         written.mutable_activity_task_canceled()->set_started_event_id(last_activity_started);
         break;
+      case v1::HistoryEvent::kChildWorkflowExecutionStarted: {
+        auto child = state_.mutable_children()->find(written.child_workflow_execution_started().initiated_event_id());
+        if (child != state_.mutable_children()->end()) child->second.set_started_event_id(written.event_id());
+        break;
+      }
       default:
         break;
     }
@@ -472,6 +477,8 @@ Status MutableState::apply_command(const v1::Command& c, int64_t completed_event
       close(v1::WORKFLOW_EXECUTION_STATUS_CANCELED);
       return Status::ok();
     }
+    case C::kStartChildWorkflowExecution:
+      return initiate_child(c.start_child_workflow_execution(), completed_event_id, where);
     case C::kContinueAsNewWorkflowExecution:
       return continue_as_new(c.continue_as_new_workflow_execution(), completed_event_id, where);
     case C::kRecordMarker: {
@@ -606,6 +613,7 @@ void MutableState::close(v1::WorkflowExecutionStatus status) {
   state_.clear_workflow_task();
   state_.clear_activities();
   state_.clear_timers();
+  notify_close(status);
   became_closed_ = true;
 }
 
@@ -988,19 +996,25 @@ Result<Transition> MutableState::finish(history::EventBatchCodec& codec) {
     if (closed()) v.close_time = to_time(state_.close_time());
     t.visibility.push_back(std::move(v));
   }
+  // Runs this transition creates commit with it: a started child, the run
+  // this one continued as.
+  auto merge = [&t, &codec](MutableState& run, std::string replaces, std::string request_id) -> Status {
+    Result<Transition> created = run.finish(codec);
+    if (!created) return created.status();
+    for (auto& w : created->executions) t.executions.push_back(std::move(w));
+    for (auto& task : created->add_tasks) t.add_tasks.push_back(std::move(task));
+    for (auto& timer : created->add_timers) t.add_timers.push_back(std::move(timer));
+    for (auto& v : created->visibility) t.visibility.push_back(std::move(v));
+    const ExecutionKey& k = run.key();
+    t.current_runs.push_back(
+        {{k.namespace_id, k.workflow_id, k.run_id, v1::WORKFLOW_EXECUTION_STATUS_RUNNING, std::move(request_id)},
+         std::move(replaces)});
+    return Status::ok();
+  };
+  if (started_child_) REPRISE_RETURN_IF_ERROR(merge(*started_child_, started_child_replaces_, ""));
   if (continued_as_) {
-    // One atomic step: this run closes, the next one starts and becomes the
-    // workflow id's current run.
-    Result<Transition> next = continued_as_->finish(codec);
-    if (!next) return next.status();
-    for (auto& w : next->executions) t.executions.push_back(std::move(w));
-    for (auto& task : next->add_tasks) t.add_tasks.push_back(std::move(task));
-    for (auto& timer : next->add_timers) t.add_timers.push_back(std::move(timer));
-    for (auto& v : next->visibility) t.visibility.push_back(std::move(v));
-    const ExecutionKey& next_key = continued_as_->key();
-    CurrentRun run{next_key.namespace_id, next_key.workflow_id, next_key.run_id, v1::WORKFLOW_EXECUTION_STATUS_RUNNING,
-                   state_.start_request_id()};
-    t.current_runs.push_back({std::move(run), key_.run_id});
+    // This run closes and the next becomes the workflow id's current run.
+    REPRISE_RETURN_IF_ERROR(merge(*continued_as_, key_.run_id, state_.start_request_id()));
   } else if (became_closed_ && version_ != 0) {
     CurrentRun run{key_.namespace_id, key_.workflow_id, key_.run_id, state_.status(), state_.start_request_id()};
     t.current_runs.push_back({std::move(run), key_.run_id});

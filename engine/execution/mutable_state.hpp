@@ -46,6 +46,7 @@ struct EngineConfig {
   // Failed workflow tasks are retried after 1s, 2s, 4s, … up to this.
   std::chrono::nanoseconds max_workflow_task_backoff = std::chrono::minutes(10);
   int max_pending_activities = 2000;
+  int max_pending_children = 2000;
   size_t max_id_length = 1000;
 };
 
@@ -104,6 +105,19 @@ class MutableState {
   Status request_cancel(const std::string& reason, const std::string& identity);
   Status terminate(const std::string& reason, const v1::Payloads& details, const std::string& identity);
 
+  // Child workflows (child_workflows.cpp), from the engine's transfer tasks.
+  // Starts the child initiated by `initiated_event_id` as run
+  // `child_run_id`, unless `existing` (its id's current run) forbids it;
+  // the child is created in this transition.
+  Result<Applied> start_child(int64_t initiated_event_id,
+                              const v1::StartChildWorkflowExecutionInitiatedEventAttributes& attributes,
+                              const std::optional<CurrentRun>& existing, const std::string& child_run_id);
+  // The child closed with `close_event` (its last event).
+  Result<Applied> record_child_closed(int64_t initiated_event_id, const v1::WorkflowExecution& child,
+                                      const v1::HistoryEvent& close_event);
+  // This run's parent closed; `policy` says what happens to this run.
+  Result<Applied> apply_parent_close_policy(const v1::WorkflowExecution& parent, v1::ParentClosePolicy policy);
+
   // A durable timer row came due.
   Result<Applied> fire_timer(const internal::TimerTask& timer);
 
@@ -149,6 +163,11 @@ class MutableState {
   void schedule_workflow_task();
   void wake_workflow();  // schedules a workflow task unless one is pending
   Status reject_closing_completion(const std::string& identity);
+  Status initiate_child(const v1::StartChildWorkflowExecutionCommandAttributes& a, int64_t completed_event_id,
+                        const std::string& where);
+  void add_transfer(const ExecutionKey& target, const internal::TransferTask& task);
+  // Closing: tell the parent, apply the parent-close policy to children.
+  void notify_close(v1::WorkflowExecutionStatus status);
   Status continue_as_new(const v1::ContinueAsNewWorkflowExecutionCommandAttributes& a, int64_t completed_event_id,
                          const std::string& where);
   Status apply_command(const v1::Command& command, int64_t completed_event_id, size_t index);
@@ -186,6 +205,9 @@ class MutableState {
   RunIdSource run_ids_;
   // The run this one continued as, created and committed with it.
   std::unique_ptr<MutableState> continued_as_;
+  // A child started by this transition, and the current run it replaces.
+  std::unique_ptr<MutableState> started_child_;
+  std::string started_child_replaces_;
 };
 
 }  // namespace reprise::engine

@@ -57,6 +57,9 @@ struct CurrentRun {
 enum class TaskKind : int {
   kWorkflowTask = 1,
   kActivityTask = 2,
+  // Engine-internal work on another execution (internal::TransferTask): it
+  // never reaches a worker.
+  kTransfer = 3,
 };
 
 // A task waiting for a worker (transactional outbox). The id is assigned on

@@ -1,0 +1,229 @@
+// Child workflows, on the parent's and on the child's side.
+//
+// A parent's StartChildWorkflowExecution command writes the initiated event
+// and a START_CHILD transfer task in the same commit; the engine carries the
+// task out later as one transition of the parent that also creates the child
+// (or records why it could not). A child's close leaves a CHILD_CLOSED task
+// for its parent; a parent's close leaves a PARENT_CLOSE_POLICY task per open
+// child. Every step re-checks the state it applies to, so a task that ran
+// twice, or after its target closed, changes nothing.
+#include "engine/execution/mutable_state.hpp"
+#include "engine/execution/workflow_id_reuse.hpp"
+#include "history/proto_time.hpp"
+
+namespace reprise::engine {
+
+namespace {
+
+v1::WorkflowExecution execution_of(const std::string& workflow_id, const std::string& run_id) {
+  v1::WorkflowExecution e;
+  e.set_workflow_id(workflow_id);
+  e.set_run_id(run_id);
+  return e;
+}
+
+}  // namespace
+
+void MutableState::add_transfer(const ExecutionKey& target, const internal::TransferTask& task) {
+  tasks_.push_back({0, TaskKind::kTransfer, "", target, task.SerializeAsString()});
+}
+
+Status MutableState::initiate_child(const v1::StartChildWorkflowExecutionCommandAttributes& a,
+                                    int64_t completed_event_id, const std::string& where) {
+  if (a.workflow_id().empty()) return Status::invalid_argument(where + ": workflow_id is required");
+  if (a.workflow_id().size() > config_.max_id_length) {
+    return Status::invalid_argument(where + ": workflow_id is longer than " + std::to_string(config_.max_id_length));
+  }
+  if (a.workflow_type().name().empty()) return Status::invalid_argument(where + ": workflow_type.name is required");
+  for (const auto* d : {&a.workflow_execution_timeout(), &a.workflow_run_timeout(), &a.workflow_task_timeout()}) {
+    if (to_nanos(*d).count() < 0) return Status::invalid_argument(where + ": timeouts must not be negative");
+  }
+  for (const auto& [id, child] : state_.children()) {
+    if (child.workflow_id() == a.workflow_id()) {
+      return Status::invalid_argument(where + ": workflow id '" + a.workflow_id() +
+                                      "' is already used by a pending child of this workflow");
+    }
+  }
+  if (state_.children_size() >= config_.max_pending_children) {
+    return Status::resource_exhausted(where + ": the workflow already has " +
+                                      std::to_string(config_.max_pending_children) + " pending child workflows");
+  }
+  v1::HistoryEvent e;
+  auto* i = e.mutable_start_child_workflow_execution_initiated();
+  i->set_workflow_id(a.workflow_id());
+  *i->mutable_workflow_type() = a.workflow_type();
+  i->mutable_task_queue()->set_name(a.task_queue().name().empty() ? state_.task_queue().name() : a.task_queue().name());
+  *i->mutable_input() = a.input();
+  *i->mutable_workflow_execution_timeout() = a.workflow_execution_timeout();
+  *i->mutable_workflow_run_timeout() = a.workflow_run_timeout();
+  *i->mutable_workflow_task_timeout() = a.workflow_task_timeout();
+  i->set_parent_close_policy(a.parent_close_policy() == v1::PARENT_CLOSE_POLICY_UNSPECIFIED
+                                 ? v1::PARENT_CLOSE_POLICY_TERMINATE
+                                 : a.parent_close_policy());
+  i->set_workflow_id_reuse_policy(a.workflow_id_reuse_policy());
+  *i->mutable_retry_policy() = a.retry_policy();
+  i->set_workflow_task_completed_event_id(completed_event_id);
+  const v1::HistoryEvent& written = append(std::move(e));
+  const int64_t initiated_event_id = written.event_id();
+
+  internal::ChildInfo& child = (*state_.mutable_children())[initiated_event_id];
+  child.set_workflow_id(a.workflow_id());
+  *child.mutable_workflow_type() = a.workflow_type();
+  child.set_parent_close_policy(written.start_child_workflow_execution_initiated().parent_close_policy());
+
+  internal::TransferTask start;
+  start.set_kind(internal::TransferTask::KIND_START_CHILD);
+  start.set_initiated_event_id(initiated_event_id);
+  add_transfer(key_, start);
+  return Status::ok();
+}
+
+Result<Applied> MutableState::start_child(int64_t initiated_event_id,
+                                          const v1::StartChildWorkflowExecutionInitiatedEventAttributes& a,
+                                          const std::optional<CurrentRun>& existing, const std::string& child_run_id) {
+  if (closed()) return stale();  // the parent closed first: the child never starts
+  auto it = state_.mutable_children()->find(initiated_event_id);
+  if (it == state_.mutable_children()->end() || !it->second.run_id().empty()) return stale();
+  internal::ChildInfo& child = it->second;
+
+  if (existing && (existing->status == v1::WORKFLOW_EXECUTION_STATUS_RUNNING ||
+                   !workflow_id_reusable(a.workflow_id_reuse_policy(), existing->status))) {
+    v1::HistoryEvent e;
+    auto* f = e.mutable_start_child_workflow_execution_failed();
+    f->set_workflow_id(a.workflow_id());
+    *f->mutable_workflow_type() = a.workflow_type();
+    f->set_cause(v1::EXTERNAL_FAILURE_CAUSE_ALREADY_EXISTS);
+    f->set_initiated_event_id(initiated_event_id);
+    f->set_workflow_task_completed_event_id(a.workflow_task_completed_event_id());
+    state_.mutable_children()->erase(it);
+    deliver(std::move(e));
+    return Applied::kYes;
+  }
+
+  v1::StartWorkflowRequest request;
+  request.set_namespace_(key_.namespace_id);
+  request.set_workflow_id(a.workflow_id());
+  *request.mutable_workflow_type() = a.workflow_type();
+  *request.mutable_task_queue() = a.task_queue();
+  *request.mutable_input() = a.input();
+  *request.mutable_workflow_execution_timeout() = a.workflow_execution_timeout();
+  *request.mutable_workflow_run_timeout() = a.workflow_run_timeout();
+  *request.mutable_workflow_task_timeout() = a.workflow_task_timeout();
+  *request.mutable_retry_policy() = a.retry_policy();
+  request.set_identity(key_.workflow_id);
+  RunLineage lineage;
+  lineage.parent = execution_of(key_.workflow_id, key_.run_id);
+  lineage.parent_initiated_event_id = initiated_event_id;
+  auto started =
+      std::make_unique<MutableState>(ExecutionKey{key_.namespace_id, a.workflow_id(), child_run_id}, now_, config_);
+  REPRISE_RETURN_IF_ERROR(started->start(request, lineage).with_context("starting child workflow"));
+  started_child_ = std::move(started);
+  started_child_replaces_ = existing ? existing->run_id : "";
+
+  child.set_run_id(child_run_id);
+  v1::HistoryEvent e;
+  auto* s = e.mutable_child_workflow_execution_started();
+  *s->mutable_workflow_execution() = execution_of(a.workflow_id(), child_run_id);
+  *s->mutable_workflow_type() = a.workflow_type();
+  s->set_initiated_event_id(initiated_event_id);
+  const v1::HistoryEvent& written = deliver(std::move(e));
+  child.set_started_event_id(written.event_id());  // 0 while buffered; set when written
+  return Applied::kYes;
+}
+
+Result<Applied> MutableState::record_child_closed(int64_t initiated_event_id, const v1::WorkflowExecution& execution,
+                                                  const v1::HistoryEvent& close_event) {
+  if (closed()) return stale();
+  auto it = state_.mutable_children()->find(initiated_event_id);
+  if (it == state_.mutable_children()->end() || it->second.run_id().empty()) return stale();
+  const internal::ChildInfo child = it->second;
+  if (child.workflow_id() != execution.workflow_id()) return stale();
+
+  v1::HistoryEvent e;
+  auto fill = [&](auto* a) {
+    *a->mutable_workflow_execution() = execution;
+    *a->mutable_workflow_type() = child.workflow_type();
+    a->set_initiated_event_id(initiated_event_id);
+    a->set_started_event_id(child.started_event_id());
+  };
+  switch (close_event.attributes_case()) {
+    case v1::HistoryEvent::kWorkflowExecutionCompleted: {
+      auto* a = e.mutable_child_workflow_execution_completed();
+      fill(a);
+      *a->mutable_result() = close_event.workflow_execution_completed().result();
+      break;
+    }
+    case v1::HistoryEvent::kWorkflowExecutionFailed: {
+      auto* a = e.mutable_child_workflow_execution_failed();
+      fill(a);
+      *a->mutable_failure() = close_event.workflow_execution_failed().failure();
+      break;
+    }
+    case v1::HistoryEvent::kWorkflowExecutionCanceled: {
+      auto* a = e.mutable_child_workflow_execution_canceled();
+      fill(a);
+      *a->mutable_details() = close_event.workflow_execution_canceled().details();
+      break;
+    }
+    case v1::HistoryEvent::kWorkflowExecutionTerminated:
+      fill(e.mutable_child_workflow_execution_terminated());
+      break;
+    case v1::HistoryEvent::kWorkflowExecutionTimedOut: {
+      auto* a = e.mutable_child_workflow_execution_timed_out();
+      fill(a);
+      a->set_timeout_type(close_event.workflow_execution_timed_out().timeout_type());
+      break;
+    }
+    default:
+      return Status::internal("child " + execution.workflow_id() + "/" + execution.run_id() +
+                              " reported a close with event type " +
+                              history::event_type_name(close_event.event_type()));
+  }
+  state_.mutable_children()->erase(it);
+  deliver(std::move(e));
+  return Applied::kYes;
+}
+
+Result<Applied> MutableState::apply_parent_close_policy(const v1::WorkflowExecution& parent,
+                                                        v1::ParentClosePolicy policy) {
+  if (closed() || state_.parent_execution().workflow_id() != parent.workflow_id() ||
+      state_.parent_execution().run_id() != parent.run_id()) {
+    return stale();  // closed already, or the id now names an unrelated run
+  }
+  const std::string why = "parent workflow " + parent.workflow_id() + "/" + parent.run_id() + " closed";
+  switch (policy) {
+    case v1::PARENT_CLOSE_POLICY_REQUEST_CANCEL:
+      if (state_.cancel_requested()) return stale();
+      REPRISE_RETURN_IF_ERROR(request_cancel(why, "reprise-server"));
+      return Applied::kYes;
+    case v1::PARENT_CLOSE_POLICY_ABANDON:
+      return stale();
+    default:
+      REPRISE_RETURN_IF_ERROR(terminate(why + " (parent close policy: terminate)", v1::Payloads(), "reprise-server"));
+      return Applied::kYes;
+  }
+}
+
+void MutableState::notify_close(v1::WorkflowExecutionStatus status) {
+  const auto& parent = state_.parent_execution();
+  if (!parent.workflow_id().empty() && status != v1::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW) {
+    // The chain's next run carries the parent on; only the last run reports.
+    internal::TransferTask closed;
+    closed.set_kind(internal::TransferTask::KIND_CHILD_CLOSED);
+    closed.set_initiated_event_id(state_.parent_initiated_event_id());
+    *closed.mutable_child() = execution_of(key_.workflow_id, key_.run_id);
+    add_transfer({key_.namespace_id, parent.workflow_id(), parent.run_id()}, closed);
+  }
+  for (const auto& [initiated, child] : state_.children()) {
+    if (child.run_id().empty() || child.parent_close_policy() == v1::PARENT_CLOSE_POLICY_ABANDON) continue;
+    internal::TransferTask policy;
+    policy.set_kind(internal::TransferTask::KIND_PARENT_CLOSE_POLICY);
+    *policy.mutable_parent() = execution_of(key_.workflow_id, key_.run_id);
+    policy.set_policy(child.parent_close_policy());
+    // The child may have continued as new since: its id's current run decides.
+    add_transfer({key_.namespace_id, child.workflow_id(), ""}, policy);
+  }
+  state_.clear_children();
+}
+
+}  // namespace reprise::engine
