@@ -13,7 +13,9 @@ namespace {
 constexpr const char* kDefaultNamespace = "default";
 constexpr int kHistoryPageDefault = 1000;
 
-Status check_namespace(std::string& namespace_id) {
+}  // namespace
+
+Status Engine::check_namespace(std::string& namespace_id) {
   if (namespace_id.empty()) namespace_id = kDefaultNamespace;
   if (namespace_id != kDefaultNamespace) {
     return Status::not_found("namespace '" + namespace_id + "' does not exist (this server has only 'default')");
@@ -21,9 +23,11 @@ Status check_namespace(std::string& namespace_id) {
   return Status::ok();
 }
 
+namespace {
+
 Status check_start_request(std::string& namespace_id, const v1::StartWorkflowRequest& request,
                            const EngineConfig& config) {
-  REPRISE_RETURN_IF_ERROR(check_namespace(namespace_id));
+  REPRISE_RETURN_IF_ERROR(Engine::check_namespace(namespace_id));
   if (request.workflow_id().empty()) return Status::invalid_argument("workflow_id is required");
   if (request.workflow_id().size() > config.max_id_length) {
     return Status::invalid_argument("workflow_id is longer than " + std::to_string(config.max_id_length) + " bytes");
@@ -86,6 +90,16 @@ void Engine::shutdown() {
   }
   for (auto& [key, wakes] : parked) {
     for (auto& wake : wakes) wake();
+  }
+  std::map<uint64_t, PendingQuery> queries;
+  {
+    std::lock_guard lock(query_mu_);
+    queries.swap(queries_);
+  }
+  for (auto& [id, q] : queries) {
+    deadlines_.cancel(q.deadline);
+    q.reply(Status::unavailable("the server is shutting down"));
+    end_op();
   }
   std::unique_lock lock(ops_mu_);
   ops_cv_.wait(lock, [this] { return active_ops_ == 0; });
@@ -594,6 +608,12 @@ void Engine::poll_task(QueueKey queue, std::string identity, DeadlineScheduler::
     if (!task) return reply(Response());
     internal::TaskPayload payload;
     payload.ParseFromString(task->payload);
+    if constexpr (std::is_same_v<Response, v1::PollWorkflowTaskResponse>) {
+      if (payload.query_id() != 0) {
+        return start_query_task(*task, payload, reply,
+                                [=, this] { poll_task(queue, identity, deadline, reply, start, fill); });
+      }
+    }
     auto response = std::make_shared<Response>();
     auto applied = std::make_shared<Applied>(Applied::kStale);
     transition(
@@ -666,6 +686,10 @@ void Engine::on_task_token(const std::string& token_bytes,
 
 void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
                                     Reply<v1::CompleteWorkflowTaskResponse> reply) {
+  if (auto query = query_token(request.task_token())) {
+    answer_query(*query, &request, nullptr);
+    return reply(v1::CompleteWorkflowTaskResponse());
+  }
   on_task_token<v1::CompleteWorkflowTaskResponse>(
       request.task_token(),
       [request](MutableState& ms, const internal::TaskToken& t) { return ms.complete_workflow_task(t, request); },
@@ -673,6 +697,10 @@ void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
 }
 
 void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply) {
+  if (auto query = query_token(request.task_token())) {
+    answer_query(*query, nullptr, &request);
+    return reply(v1::FailWorkflowTaskResponse());
+  }
   on_task_token<v1::FailWorkflowTaskResponse>(
       request.task_token(),
       [request](MutableState& ms, const internal::TaskToken& t) { return ms.fail_workflow_task(t, request); },

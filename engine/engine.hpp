@@ -64,6 +64,9 @@ class Engine {
   void request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
                                Reply<v1::RequestCancelWorkflowResponse> reply);
   void terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply);
+  // Asks a worker to run the workflow's query handler on its current state;
+  // DEADLINE_EXCEEDED when no worker answers in time.
+  void query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply);
   void describe_workflow(v1::DescribeWorkflowRequest request, Reply<v1::DescribeWorkflowResponse> reply);
   void get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply);
   void list_workflows(v1::ListWorkflowsRequest request, Reply<v1::ListWorkflowsResponse> reply);
@@ -78,6 +81,9 @@ class Engine {
   void fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply);
   void report_activity_canceled(v1::ReportActivityCanceledRequest request,
                                 Reply<v1::ReportActivityCanceledResponse> reply);
+
+  // "" becomes the default namespace; any other is NOT_FOUND for now.
+  static Status check_namespace(std::string& namespace_id);
 
   // Looks for due timers now (tests that move a ManualClock call this).
   void check_timers();
@@ -131,6 +137,26 @@ class Engine {
   void watch(const ExecutionKey& key, std::function<void()> wake);
   void wake_watchers(const ExecutionKey& key);
 
+  // Queries (queries.cpp): in-memory tasks on the workflow's queue, answered
+  // through the task token they carry.
+  struct PendingQuery {
+    ExecutionKey execution;
+    v1::WorkflowQuery query;
+    Reply<v1::QueryWorkflowResponse> reply;
+    DeadlineScheduler::Id deadline = 0;
+  };
+  // Takes a pending query out to answer it; nothing if it was answered or
+  // timed out already.
+  std::optional<PendingQuery> take_query(uint64_t query_id);
+  // A poller took query task `task`: hand it the query and the history.
+  void start_query_task(const TaskRecord& task, const internal::TaskPayload& payload,
+                        Reply<v1::PollWorkflowTaskResponse> reply, std::function<void()> poll_again);
+  // The token of a query task, or nothing for any other token.
+  static std::optional<internal::TaskToken> query_token(const std::string& token);
+  // A worker answered (or failed) the query its token names.
+  void answer_query(const internal::TaskToken& token, const v1::CompleteWorkflowTaskRequest* completed,
+                    const v1::FailWorkflowTaskRequest* failed);
+
   // Transfer tasks (transfer.cpp).
   void run_transfer(TaskRecord task);
   void retry_transfer(TaskRecord task);
@@ -151,6 +177,10 @@ class Engine {
 
   std::mutex random_mu_;
   std::mt19937_64 random_;
+
+  std::mutex query_mu_;
+  std::map<uint64_t, PendingQuery> queries_;
+  uint64_t next_query_id_ = 1;
 
   std::mutex watch_mu_;
   std::map<ExecutionKey, std::vector<std::function<void()>>> watchers_;

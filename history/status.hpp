@@ -45,6 +45,7 @@ class [[nodiscard]] Status {
   static Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status already_exists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
   static Status failed_precondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
+  static Status deadline_exceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
   static Status aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
   static Status resource_exhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
   static Status data_loss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }

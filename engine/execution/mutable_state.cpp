@@ -65,7 +65,8 @@ std::string MutableState::encode_token(const internal::TaskToken& token) { retur
 Result<internal::TaskToken> MutableState::decode_token(std::string_view bytes) {
   internal::TaskToken token;
   if (bytes.empty() || !token.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
-      token.workflow_id().empty() || token.run_id().empty() || token.scheduled_event_id() <= 0) {
+      token.workflow_id().empty() || token.run_id().empty() ||
+      (token.scheduled_event_id() <= 0 && token.query_id() == 0)) {
     return Status::invalid_argument("task_token is malformed");
   }
   return token;

@@ -62,6 +62,17 @@ Matching::PollId Matching::poll(const QueueKey& key, DeadlineScheduler::SteadyTi
   return id;
 }
 
+bool Matching::remove(const QueueKey& key, int64_t task_id) {
+  std::lock_guard lock(mu_);
+  if (queued_task_ids_.erase(task_id) == 0) return false;
+  auto q = queues_.find(key);
+  if (q == queues_.end()) return false;
+  auto& tasks = q->second.tasks;
+  tasks.erase(std::remove_if(tasks.begin(), tasks.end(), [&](const TaskRecord& t) { return t.task_id == task_id; }),
+              tasks.end());
+  return true;
+}
+
 bool Matching::cancel(PollId id) {
   std::optional<PollCallback> done;
   {

@@ -55,6 +55,10 @@ class Matching {
   // `deadline`. Returns an id for cancel().
   PollId poll(const QueueKey& key, DeadlineScheduler::SteadyTime deadline, PollCallback done);
 
+  // Removes a queued task that is no longer wanted (an expired query task).
+  // False if a poller took it already.
+  bool remove(const QueueKey& key, int64_t task_id);
+
   // Ends a parked poll with no task (its caller went away). False if it had
   // already ended.
   bool cancel(PollId id);

@@ -24,13 +24,6 @@ grpc::ServerUnaryReactor* GrpcService::forward(grpc::CallbackServerContext* cont
   return reactor;
 }
 
-grpc::ServerUnaryReactor* GrpcService::not_supported(grpc::CallbackServerContext* context, const char* what) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(
-      grpc::Status(grpc::StatusCode::UNIMPLEMENTED, std::string(what) + " is not supported by this server yet"));
-  return reactor;
-}
-
 grpc::ServerUnaryReactor* GrpcService::StartWorkflow(grpc::CallbackServerContext* c, const v1::StartWorkflowRequest* q,
                                                      v1::StartWorkflowResponse* r) {
   return forward(c, q, r, &Engine::start_workflow);
@@ -45,9 +38,9 @@ grpc::ServerUnaryReactor* GrpcService::SignalWithStart(grpc::CallbackServerConte
                                                        v1::StartWorkflowResponse* r) {
   return forward(c, q, r, &Engine::signal_with_start);
 }
-grpc::ServerUnaryReactor* GrpcService::QueryWorkflow(grpc::CallbackServerContext* c, const v1::QueryWorkflowRequest*,
-                                                     v1::QueryWorkflowResponse*) {
-  return not_supported(c, "QueryWorkflow");
+grpc::ServerUnaryReactor* GrpcService::QueryWorkflow(grpc::CallbackServerContext* c, const v1::QueryWorkflowRequest* q,
+                                                     v1::QueryWorkflowResponse* r) {
+  return forward(c, q, r, &Engine::query_workflow);
 }
 grpc::ServerUnaryReactor* GrpcService::RequestCancelWorkflow(grpc::CallbackServerContext* c,
                                                              const v1::RequestCancelWorkflowRequest* q,

@@ -63,7 +63,6 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   template <typename Req, typename Resp>
   grpc::ServerUnaryReactor* forward(grpc::CallbackServerContext* context, const Req* request, Resp* response,
                                     void (Engine::*method)(Req, Reply<Resp>));
-  static grpc::ServerUnaryReactor* not_supported(grpc::CallbackServerContext* context, const char* what);
 
   Engine& engine_;
   BlobStore& blobs_;

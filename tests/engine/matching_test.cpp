@@ -35,6 +35,19 @@ struct Answer {
   bool ready() { return future.wait_for(0s) == std::future_status::ready; }
 };
 
+TEST(Matching, ARemovedTaskIsNotHandedOut) {
+  DeadlineScheduler deadlines;
+  Matching m(deadlines);
+  m.add(task(1));
+  m.add(task(2));
+  EXPECT_TRUE(m.remove(kOrders, 1));
+  EXPECT_FALSE(m.remove(kOrders, 1)) << "only once";
+  Answer a;
+  m.poll(kOrders, far(), a.callback());
+  EXPECT_EQ(a.future.get()->task_id, 2);
+  EXPECT_FALSE(m.remove(kOrders, 2)) << "a poller has it";
+}
+
 TEST(Matching, QueuedTasksGoToPollersOldestFirst) {
   DeadlineScheduler deadlines;
   Matching m(deadlines);

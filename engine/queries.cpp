@@ -1,0 +1,133 @@
+// Queries: a client asks a running (or closed) workflow for a value computed
+// from its state. Nothing is written: the engine puts an in-memory query task
+// on the workflow's task queue, a worker takes it with the full history,
+// replays (or uses its cache), runs the query handler and answers through the
+// task's token. The answer goes straight back to the waiting client; a query
+// that no worker answers in time ends with DEADLINE_EXCEEDED. Query tasks are
+// lost on restart, like the client calls waiting for them.
+#include <climits>
+
+#include "engine/engine.hpp"
+#include "history/proto_time.hpp"
+
+namespace reprise::engine {
+
+namespace {
+
+constexpr auto kDefaultQueryTimeout = std::chrono::seconds(10);
+
+std::string query_key(uint64_t id) { return "q" + std::to_string(id); }
+
+}  // namespace
+
+void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  if (request.query_type().empty()) return reply(Status::invalid_argument("query_type is required"));
+  Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
+  if (!key) return reply(key.status());
+  Result<ExecutionRecord> record = store_.get_execution(*key);
+  if (!record) return reply(record.status());
+  internal::ExecutionState state;
+  if (!state.ParseFromString(record->state)) return reply(Status::data_loss("execution state does not parse"));
+
+  const auto timeout = to_nanos(request.timeout()).count() > 0
+                           ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.timeout()))
+                           : std::chrono::milliseconds(kDefaultQueryTimeout);
+  if (!begin_op()) return reply(Status::unavailable("the server is shutting down"));
+  uint64_t id = 0;
+  {
+    std::lock_guard lock(query_mu_);
+    id = next_query_id_++;
+    PendingQuery& q = queries_[id];
+    q.execution = *key;
+    q.query.set_query_type(request.query_type());
+    *q.query.mutable_args() = request.args();
+    q.reply = std::move(reply);
+    const std::string queue = state.task_queue().name();
+    q.deadline = deadlines_.schedule(std::chrono::steady_clock::now() + timeout, [this, id, ns, queue, timeout] {
+      if (auto expired = take_query(id)) {
+        matching_.remove({ns, TaskKind::kWorkflowTask, queue}, -static_cast<int64_t>(id));
+        expired->reply(Status::deadline_exceeded("no worker answered query '" + expired->query.query_type() +
+                                                 "' within " + std::to_string(timeout.count()) +
+                                                 " ms (is a worker polling task queue '" + queue + "'?)"));
+        end_op();
+      }
+    });
+  }
+  internal::TaskPayload payload;
+  payload.set_query_id(id);
+  // Negative ids keep query tasks apart from the store's task rows.
+  matching_.add({-static_cast<int64_t>(id), TaskKind::kWorkflowTask, state.task_queue().name(), *key,
+                 payload.SerializeAsString()});
+}
+
+std::optional<Engine::PendingQuery> Engine::take_query(uint64_t query_id) {
+  std::lock_guard lock(query_mu_);
+  auto it = queries_.find(query_id);
+  if (it == queries_.end()) return std::nullopt;
+  PendingQuery q = std::move(it->second);
+  queries_.erase(it);
+  return q;
+}
+
+void Engine::start_query_task(const TaskRecord& task, const internal::TaskPayload& payload,
+                              Reply<v1::PollWorkflowTaskResponse> reply, std::function<void()> poll_again) {
+  v1::WorkflowQuery query;
+  {
+    std::lock_guard lock(query_mu_);
+    auto it = queries_.find(payload.query_id());
+    if (it == queries_.end()) return poll_again();  // answered or timed out meanwhile
+    query = it->second.query;
+  }
+  Result<ExecutionRecord> record = store_.get_execution(task.execution);
+  internal::ExecutionState state;
+  if (!record || !state.ParseFromString(record->state)) return poll_again();
+  v1::PollWorkflowTaskResponse out;
+  internal::TaskToken token;
+  token.set_namespace_(task.execution.namespace_id);
+  token.set_workflow_id(task.execution.workflow_id);
+  token.set_run_id(task.execution.run_id);
+  token.set_query_id(payload.query_id());
+  out.set_task_token(MutableState::encode_token(token));
+  out.mutable_workflow_execution()->set_workflow_id(task.execution.workflow_id);
+  out.mutable_workflow_execution()->set_run_id(task.execution.run_id);
+  *out.mutable_workflow_type() = state.workflow_type();
+  out.set_previous_started_event_id(state.last_completed_started_event_id());
+  out.set_started_event_id(record->next_event_id - 1);
+  (*out.mutable_queries())[query_key(payload.query_id())] = std::move(query);
+  int64_t next = 0;
+  if (Status s = fill_history(task.execution, 1, INT_MAX, *out.mutable_history(), next); !s) return reply(s);
+  reply(std::move(out));
+}
+
+std::optional<internal::TaskToken> Engine::query_token(const std::string& bytes) {
+  Result<internal::TaskToken> token = MutableState::decode_token(bytes);
+  if (!token || token->query_id() == 0) return std::nullopt;
+  return *token;
+}
+
+void Engine::answer_query(const internal::TaskToken& token, const v1::CompleteWorkflowTaskRequest* completed,
+                          const v1::FailWorkflowTaskRequest* failed) {
+  std::optional<PendingQuery> q = take_query(token.query_id());
+  if (!q) return;  // timed out already; the worker's answer is simply late
+  deadlines_.cancel(q->deadline);
+  const std::string name = "query '" + q->query.query_type() + "'";
+  if (failed != nullptr) {
+    q->reply(Status::failed_precondition(name + " failed in the worker: " + failed->failure().message()));
+  } else {
+    auto it = completed->query_results().find(query_key(token.query_id()));
+    if (it == completed->query_results().end()) {
+      q->reply(Status::internal("the worker answered the query task without a result for " + name));
+    } else if (!it->second.error_message().empty()) {
+      q->reply(Status::invalid_argument(name + " failed: " + it->second.error_message()));
+    } else {
+      v1::QueryWorkflowResponse out;
+      *out.mutable_result() = it->second.answer();
+      q->reply(std::move(out));
+    }
+  }
+  end_op();
+}
+
+}  // namespace reprise::engine
