@@ -4,18 +4,24 @@ namespace reprise::engine {
 
 DeadlineScheduler::DeadlineScheduler() : thread_([this] { run(); }) {}
 
-DeadlineScheduler::~DeadlineScheduler() {
+DeadlineScheduler::~DeadlineScheduler() { stop(); }
+
+void DeadlineScheduler::stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    due_.clear();
+    when_.clear();
   }
   cv_.notify_all();
-  thread_.join();
+  std::lock_guard join_lock(join_mu_);
+  if (thread_.joinable()) thread_.join();
 }
 
 DeadlineScheduler::Id DeadlineScheduler::schedule(SteadyTime when, std::function<void()> callback) {
   std::lock_guard lock(mu_);
   const Id id = next_id_++;
+  if (stopping_) return id;
   const bool earliest = due_.empty() || when < due_.begin()->first.first;
   due_.emplace(std::make_pair(when, id), std::move(callback));
   when_.emplace(id, when);

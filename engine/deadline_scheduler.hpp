@@ -28,6 +28,10 @@ class DeadlineScheduler {
   DeadlineScheduler();
   // Drops callbacks that have not run yet.
   ~DeadlineScheduler();
+  // Drops callbacks that have not run yet and waits for a running one to
+  // return; later schedule() calls are ignored. Idempotent; not from a
+  // callback.
+  void stop();
   DeadlineScheduler(const DeadlineScheduler&) = delete;
   DeadlineScheduler& operator=(const DeadlineScheduler&) = delete;
 
@@ -44,6 +48,7 @@ class DeadlineScheduler {
   std::map<Id, SteadyTime> when_;
   Id next_id_ = 1;
   bool stopping_ = false;
+  std::mutex join_mu_;
   std::thread thread_;
 };
 

@@ -101,8 +101,13 @@ void Engine::shutdown() {
     q.reply(Status::unavailable("the server is shutting down"));
     end_op();
   }
-  std::unique_lock lock(ops_mu_);
-  ops_cv_.wait(lock, [this] { return active_ops_ == 0; });
+  {
+    std::unique_lock lock(ops_mu_);
+    ops_cv_.wait(lock, [this] { return active_ops_ == 0; });
+  }
+  // Left: callbacks that only tidy matching (sticky task expiry); they must
+  // not outlive the members they touch.
+  deadlines_.stop();
 }
 
 bool Engine::closing() {
@@ -153,6 +158,7 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
       // Only the row that led here goes; the execution is not rewritten.
       Transition drop;
       extra(drop);
+      if (drop.remove_tasks.empty() && drop.remove_timers.empty()) return answer(ms.get());
       commit(std::move(drop), [ms, answer](Result<CommitResult> r) {
         if (!r) return answer(r.status());
         answer(ms.get());
@@ -166,12 +172,10 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
       return;
     }
     if (extra) extra(*t);
-    commit(std::move(*t), [ms, answer](Result<CommitResult> r) {
-      if (!r) {
-        answer(r.status());
-      } else {
-        answer(ms.get());
-      }
+    commit(std::move(*t), [this, ms, answer](Result<CommitResult> r) {
+      if (!r) return answer(r.status());
+      add_sticky_tasks(*ms);
+      answer(ms.get());
     });
   });
 }
@@ -209,6 +213,19 @@ void Engine::after_commit(const std::vector<TaskRecord>& tasks, const std::vecto
   }
   if (!timers.empty()) check_timers();
   for (const auto& key : changed) wake_watchers(key);
+}
+
+void Engine::add_sticky_tasks(const MutableState& ms) {
+  const auto linger = to_nanos(ms.state().sticky_schedule_to_start()) + std::chrono::seconds(1);
+  for (TaskRecord task : ms.sticky_tasks()) {
+    task.task_id = memory_task_id();
+    const QueueKey queue{task.execution.namespace_id, task.kind, task.queue};
+    const int64_t id = task.task_id;
+    matching_.add(std::move(task));
+    deadlines_.schedule(
+        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::milliseconds>(linger),
+        [this, queue, id] { matching_.remove(queue, id); });
+  }
 }
 
 void Engine::dispatch(TaskRecord task) {
@@ -624,7 +641,9 @@ void Engine::poll_task(QueueKey queue, std::string identity, DeadlineScheduler::
           *applied = *a;
           return Status::ok();
         },
-        [id = task->task_id](Transition& t) { t.remove_tasks.push_back(id); },
+        [id = task->task_id](Transition& t) {
+          if (id > 0) t.remove_tasks.push_back(id);  // memory-only tasks have no row
+        },
         [=, this](Result<MutableState*> r) {
           if (!r && r.status().code() != StatusCode::kNotFound) {
             matching_.add(*task);  // its row is still there: keep it available
@@ -645,9 +664,11 @@ void Engine::poll_workflow(QueueKey queue, std::string identity, DeadlineSchedul
       [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollWorkflowTaskResponse& out) {
         return ms.start_workflow_task(p, who, out);
       },
-      [this](const TaskRecord& task, const internal::TaskPayload&, v1::PollWorkflowTaskResponse& out) {
+      [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollWorkflowTaskResponse& out) {
+        // The sticky worker has the workflow cached up to its last task.
+        const int64_t first = payload.sticky() ? out.previous_started_event_id() + 1 : 1;
         int64_t next = 0;
-        return fill_history(task.execution, 1, INT_MAX, *out.mutable_history(), next);
+        return fill_history(task.execution, first, INT_MAX, *out.mutable_history(), next);
       });
 }
 

@@ -145,6 +145,12 @@ class Engine {
     Reply<v1::QueryWorkflowResponse> reply;
     DeadlineScheduler::Id deadline = 0;
   };
+  // Ids for tasks that live only in matching (query and sticky tasks):
+  // negative, so they never meet a stored task's id.
+  int64_t memory_task_id() { return -next_memory_task_id_.fetch_add(1); }
+  // After a commit: the sticky tasks it made go to their workers' queues,
+  // and leave them once the fallback to the normal queue has happened.
+  void add_sticky_tasks(const MutableState& ms);
   // Takes a pending query out to answer it; nothing if it was answered or
   // timed out already.
   std::optional<PendingQuery> take_query(uint64_t query_id);
@@ -178,6 +184,7 @@ class Engine {
   std::mutex random_mu_;
   std::mt19937_64 random_;
 
+  std::atomic<int64_t> next_memory_task_id_{1};
   std::mutex query_mu_;
   std::map<uint64_t, PendingQuery> queries_;
   uint64_t next_query_id_ = 1;

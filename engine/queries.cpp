@@ -36,6 +36,7 @@ void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
                            : std::chrono::milliseconds(kDefaultQueryTimeout);
   if (!begin_op()) return reply(Status::unavailable("the server is shutting down"));
   uint64_t id = 0;
+  const int64_t task_id = memory_task_id();
   {
     std::lock_guard lock(query_mu_);
     id = next_query_id_++;
@@ -45,21 +46,20 @@ void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
     *q.query.mutable_args() = request.args();
     q.reply = std::move(reply);
     const std::string queue = state.task_queue().name();
-    q.deadline = deadlines_.schedule(std::chrono::steady_clock::now() + timeout, [this, id, ns, queue, timeout] {
-      if (auto expired = take_query(id)) {
-        matching_.remove({ns, TaskKind::kWorkflowTask, queue}, -static_cast<int64_t>(id));
-        expired->reply(Status::deadline_exceeded("no worker answered query '" + expired->query.query_type() +
-                                                 "' within " + std::to_string(timeout.count()) +
-                                                 " ms (is a worker polling task queue '" + queue + "'?)"));
-        end_op();
-      }
-    });
+    q.deadline =
+        deadlines_.schedule(std::chrono::steady_clock::now() + timeout, [this, id, task_id, ns, queue, timeout] {
+          if (auto expired = take_query(id)) {
+            matching_.remove({ns, TaskKind::kWorkflowTask, queue}, task_id);
+            expired->reply(Status::deadline_exceeded("no worker answered query '" + expired->query.query_type() +
+                                                     "' within " + std::to_string(timeout.count()) +
+                                                     " ms (is a worker polling task queue '" + queue + "'?)"));
+            end_op();
+          }
+        });
   }
   internal::TaskPayload payload;
   payload.set_query_id(id);
-  // Negative ids keep query tasks apart from the store's task rows.
-  matching_.add({-static_cast<int64_t>(id), TaskKind::kWorkflowTask, state.task_queue().name(), *key,
-                 payload.SerializeAsString()});
+  matching_.add({task_id, TaskKind::kWorkflowTask, state.task_queue().name(), *key, payload.SerializeAsString()});
 }
 
 std::optional<Engine::PendingQuery> Engine::take_query(uint64_t query_id) {

@@ -212,11 +212,45 @@ void MutableState::schedule_workflow_task() {
   wt->set_scheduled_event_id(scheduled_event_id);
   wt->set_attempt(attempt);
   set_time(wt->mutable_scheduled_time(), now_);
+  if (state_.sticky_queue().empty()) {
+    add_workflow_task_row(false);
+    return;
+  }
+  add_workflow_task_row(true);
+  internal::TimerTask fallback;
+  fallback.set_kind(internal::TimerTask::KIND_STICKY_TIMEOUT);
+  fallback.set_scheduled_event_id(scheduled_event_id);
+  fallback.set_attempt(attempt);
+  add_timer(now_ + to_nanos(state_.sticky_schedule_to_start()), fallback);
+}
 
+void MutableState::add_workflow_task_row(bool sticky) {
+  const auto& wt = state_.workflow_task();
   internal::TaskPayload payload;
-  payload.set_scheduled_event_id(scheduled_event_id);
-  payload.set_attempt(attempt);
-  tasks_.push_back({0, TaskKind::kWorkflowTask, state_.task_queue().name(), key_, payload.SerializeAsString()});
+  payload.set_scheduled_event_id(wt.scheduled_event_id());
+  payload.set_attempt(wt.attempt());
+  payload.set_sticky(sticky);
+  if (sticky) {
+    sticky_tasks_.push_back({0, TaskKind::kWorkflowTask, state_.sticky_queue(), key_, payload.SerializeAsString()});
+  } else {
+    tasks_.push_back({0, TaskKind::kWorkflowTask, state_.task_queue().name(), key_, payload.SerializeAsString()});
+  }
+}
+
+void MutableState::set_sticky(const v1::StickyExecutionAttributes& attributes) {
+  // A worker that does not ask for stickiness (or reports a failure) gets
+  // none: its cache may be gone or wrong.
+  if (attributes.worker_task_queue().name().empty()) {
+    state_.clear_sticky_queue();
+    state_.clear_sticky_schedule_to_start();
+    return;
+  }
+  state_.set_sticky_queue(attributes.worker_task_queue().name());
+  if (to_nanos(attributes.schedule_to_start_timeout()).count() > 0) {
+    *state_.mutable_sticky_schedule_to_start() = attributes.schedule_to_start_timeout();
+  } else {
+    set_duration(state_.mutable_sticky_schedule_to_start(), config_.sticky_schedule_to_start);
+  }
 }
 
 void MutableState::wake_workflow() {
@@ -311,8 +345,13 @@ Status MutableState::complete_workflow_task(const internal::TaskToken& token,
   const auto wt = state_.workflow_task();
   if (state_.buffered_events_size() > 0 &&
       std::any_of(request.commands().begin(), request.commands().end(), closes_workflow)) {
+    set_sticky({});
     return reject_closing_completion(request.identity());
   }
+  if (request.sticky_attributes().worker_task_queue().name().size() > config_.max_id_length) {
+    return Status::invalid_argument("sticky_attributes.worker_task_queue.name is too long");
+  }
+  set_sticky(request.sticky_attributes());
   v1::HistoryEvent e;
   auto* a = e.mutable_workflow_task_completed();
   a->set_scheduled_event_id(wt.scheduled_event_id());
@@ -374,6 +413,7 @@ Status MutableState::fail_workflow_task(const internal::TaskToken& token, const 
   a->set_identity(request.identity());
   append(std::move(e));
   state_.clear_workflow_task();
+  set_sticky({});
   *state_.mutable_last_workflow_task_failure() = request.failure();
   const int next_attempt = wt.attempt() + 1;
   state_.set_workflow_task_attempt(next_attempt);
@@ -876,10 +916,24 @@ Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
       a->set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
       append(std::move(e));
       state_.clear_workflow_task();
+      set_sticky({});
       state_.set_workflow_task_attempt(wt.attempt() + 1);
       for (auto& buffered : *state_.mutable_buffered_events()) append(std::move(buffered));
       state_.clear_buffered_events();
       schedule_workflow_task();  // the worker is gone or stuck: another may take it at once
+      return Applied::kYes;
+    }
+    case K::KIND_STICKY_TIMEOUT: {
+      // The sticky worker did not start the task in time: any worker may,
+      // from full history. Nothing is written to history.
+      if (!state_.has_workflow_task()) return stale();
+      const auto& wt = state_.workflow_task();
+      if (wt.scheduled_event_id() != t.scheduled_event_id() || wt.attempt() != t.attempt() ||
+          wt.started_event_id() != 0) {
+        return stale();
+      }
+      set_sticky({});
+      add_workflow_task_row(false);
       return Applied::kYes;
     }
     case K::KIND_WORKFLOW_TASK_RETRY: {

@@ -45,6 +45,9 @@ struct EngineConfig {
   std::chrono::nanoseconds default_workflow_task_timeout = std::chrono::seconds(10);
   // Failed workflow tasks are retried after 1s, 2s, 4s, … up to this.
   std::chrono::nanoseconds max_workflow_task_backoff = std::chrono::minutes(10);
+  // How long a task waits on a worker's sticky queue before any worker may
+  // take it (when the worker does not say).
+  std::chrono::nanoseconds sticky_schedule_to_start = std::chrono::seconds(5);
   int max_pending_activities = 2000;
   int max_pending_children = 2000;
   size_t max_id_length = 1000;
@@ -128,6 +131,9 @@ class MutableState {
   // run the caller adds the current-run write.
   Result<Transition> finish(history::EventBatchCodec& codec);
 
+  // Workflow tasks for workers' sticky queues: handed to matching after the
+  // commit, never stored.
+  const std::vector<TaskRecord>& sticky_tasks() const { return sticky_tasks_; }
   // Events this transition appends (valid after finish()).
   const std::vector<v1::HistoryEvent>& new_events() const { return appended_; }
   const internal::ExecutionState& state() const { return state_; }
@@ -162,6 +168,8 @@ class MutableState {
 
   void schedule_workflow_task();
   void wake_workflow();  // schedules a workflow task unless one is pending
+  void add_workflow_task_row(bool sticky);
+  void set_sticky(const v1::StickyExecutionAttributes& attributes);
   Status reject_closing_completion(const std::string& identity);
   Status initiate_child(const v1::StartChildWorkflowExecutionCommandAttributes& a, int64_t completed_event_id,
                         const std::string& where);
@@ -195,6 +203,7 @@ class MutableState {
   history::HistoryBuilder builder_;
   std::vector<v1::HistoryEvent> appended_;
   std::vector<TaskRecord> tasks_;
+  std::vector<TaskRecord> sticky_tasks_;
   std::vector<TimerRecord> timers_;
   bool became_closed_ = false;
   // New events for the workflow: finish() schedules a workflow task unless

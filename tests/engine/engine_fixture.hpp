@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 using testing::TempDir;
 
 class EngineTest : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     StoreOptions store_options;
     store_options.clock = &clock_;
@@ -120,6 +120,14 @@ class EngineTest : public ::testing::Test {
     ASSERT_EQ(events[6].event_type(), v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
     EXPECT_EQ(events[6].activity_task_completed().result().payloads(0).data(), "Hello, world!");
     ASSERT_TRUE(complete(second.task_token(), {complete_with("Hello, world!")}).is_ok());
+  }
+
+  Result<int64_t> describe_length(const std::string& workflow_id) {
+    v1::DescribeWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    auto d = call(&Engine::describe_workflow, r);
+    if (!d) return d.status();
+    return d->info().history_length();
   }
 
   // Waits for the workflow's close event (of its current run).
