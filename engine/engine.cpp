@@ -65,6 +65,7 @@ Engine::Engine(Store& store, EngineOptions options)
       matching_(deadlines_),
       executor_(options_.executor_threads),
       serializer_(executor_),
+      claim_check_(store.blobs(), options_.claim_check),
       random_(options_.random_seed != 0 ? options_.random_seed : std::random_device()()) {}
 
 Engine::~Engine() { shutdown(); }
@@ -282,12 +283,14 @@ DeadlineScheduler::SteadyTime Engine::poll_deadline() const {
 void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWorkflowResponse> reply) {
   std::string ns = request.namespace_();
   if (Status s = check_start_request(ns, request, options_.config); !s) return reply(s);
+  if (Result<bool> refs = claim_check_.offload(request); !refs) return reply(refs.status());
   start_run(std::move(ns), std::move(request), std::nullopt, std::move(reply));
 }
 
 void Engine::signal_with_start(v1::SignalWithStartRequest request, Reply<v1::StartWorkflowResponse> reply) {
   std::string ns = request.start().namespace_();
   if (Status s = check_start_request(ns, request.start(), options_.config); !s) return reply(s);
+  if (Result<bool> refs = claim_check_.offload(request); !refs) return reply(refs.status());
   if (request.signal_name().empty()) return reply(Status::invalid_argument("signal_name is required"));
   v1::SignalWorkflowRequest signal;
   signal.set_namespace_(ns);
@@ -321,6 +324,7 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
         return transition(
             running,
             [signal](MutableState& ms) {
+              ms.expect_claim_checks();
               return ms.signal(signal->signal_name(), signal->input(), signal->identity(), signal->request_id());
             },
             {},
@@ -354,6 +358,7 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
     }
     const ExecutionKey key{ns, request.workflow_id(), new_run_id()};
     MutableState ms(key, clock_.now(), options_.config);
+    ms.expect_claim_checks();  // cheap for a start: one small state to look through
     if (Status s = ms.start(request); !s) return answer(s);
     if (signal) {
       if (Status s = ms.signal(signal->signal_name(), signal->input(), signal->identity(), signal->request_id()); !s) {
@@ -376,13 +381,16 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
 }
 
 void Engine::signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply) {
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
   if (!key) return reply(key.status());
   transition(
       *key,
-      [request](MutableState& ms) {
+      [request, refs = *refs](MutableState& ms) {
+        if (refs) ms.expect_claim_checks();
         return ms.signal(request.signal_name(), request.input(), request.identity(), request.request_id());
       },
       {},
@@ -407,13 +415,19 @@ void Engine::request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
 }
 
 void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply) {
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
   if (!key) return reply(key.status());
   transition(
       *key,
-      [request](MutableState& ms) { return ms.terminate(request.reason(), request.details(), request.identity()); }, {},
+      [request, refs = *refs](MutableState& ms) {
+        if (refs) ms.expect_claim_checks();
+        return ms.terminate(request.reason(), request.details(), request.identity());
+      },
+      {},
       [reply](Result<MutableState*> r) {
         if (!r) return reply(r.status());
         reply(v1::TerminateWorkflowResponse());
@@ -690,14 +704,19 @@ void Engine::poll_activity(QueueKey queue, std::string identity, DeadlineSchedul
 }
 
 template <typename Response>
-void Engine::on_task_token(const std::string& token_bytes,
+void Engine::on_task_token(const std::string& token_bytes, bool claim_checks,
                            std::function<Status(MutableState&, const internal::TaskToken&)> op,
                            std::function<Response()> respond, Reply<Response> reply) {
   Result<internal::TaskToken> token = MutableState::decode_token(token_bytes);
   if (!token) return reply(token.status());
   const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
   transition(
-      key, [token = *token, op](MutableState& ms) { return op(ms, token); }, {},
+      key,
+      [token = *token, claim_checks, op](MutableState& ms) {
+        if (claim_checks) ms.expect_claim_checks();
+        return op(ms, token);
+      },
+      {},
       [reply, respond](Result<MutableState*> r) {
         if (!r) return reply(r.status());
         if (!(*r)->rejection().is_ok()) return reply((*r)->rejection());
@@ -711,8 +730,10 @@ void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
     answer_query(*query, &request, nullptr);
     return reply(v1::CompleteWorkflowTaskResponse());
   }
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
   on_task_token<v1::CompleteWorkflowTaskResponse>(
-      request.task_token(),
+      request.task_token(), *refs,
       [request](MutableState& ms, const internal::TaskToken& t) { return ms.complete_workflow_task(t, request); },
       [] { return v1::CompleteWorkflowTaskResponse(); }, std::move(reply));
 }
@@ -722,8 +743,10 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
     answer_query(*query, nullptr, &request);
     return reply(v1::FailWorkflowTaskResponse());
   }
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
   on_task_token<v1::FailWorkflowTaskResponse>(
-      request.task_token(),
+      request.task_token(), *refs,
       [request](MutableState& ms, const internal::TaskToken& t) { return ms.fail_workflow_task(t, request); },
       [] { return v1::FailWorkflowTaskResponse(); }, std::move(reply));
 }
@@ -737,9 +760,11 @@ void Engine::poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::P
 }
 
 void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply) {
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
   auto cancel_requested = std::make_shared<bool>(false);
   on_task_token<v1::HeartbeatActivityResponse>(
-      request.task_token(),
+      request.task_token(), *refs,
       [request, cancel_requested](MutableState& ms, const internal::TaskToken& t) {
         Result<bool> r = ms.heartbeat_activity(t, request.details());
         if (!r) return r.status();
@@ -755,8 +780,10 @@ void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::
 }
 
 void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply) {
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
   on_task_token<v1::CompleteActivityResponse>(
-      request.task_token(),
+      request.task_token(), *refs,
       [request](MutableState& ms, const internal::TaskToken& t) {
         return ms.complete_activity(t, request.result(), request.identity());
       },
@@ -764,8 +791,10 @@ void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::Co
 }
 
 void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply) {
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
   on_task_token<v1::FailActivityResponse>(
-      request.task_token(),
+      request.task_token(), *refs,
       [request](MutableState& ms, const internal::TaskToken& t) {
         return ms.fail_activity(t, request.failure(), request.last_heartbeat_details(), request.identity());
       },
@@ -774,8 +803,10 @@ void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivi
 
 void Engine::report_activity_canceled(v1::ReportActivityCanceledRequest request,
                                       Reply<v1::ReportActivityCanceledResponse> reply) {
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
   on_task_token<v1::ReportActivityCanceledResponse>(
-      request.task_token(),
+      request.task_token(), *refs,
       [request](MutableState& ms, const internal::TaskToken& t) {
         return ms.report_activity_canceled(t, request.details(), request.identity());
       },
@@ -792,11 +823,21 @@ void Engine::check_timers() {
   timer_cv_.notify_all();
 }
 
+void Engine::collect_blob_garbage_if_due() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_blob_gc_) return;
+  next_blob_gc_ = now + options_.blob_gc_interval;
+  Result<GcStats> gc = store_.blobs().collect_garbage(options_.blob_gc_grace);
+  if (!gc) std::fprintf(stderr, "reprise: blob garbage collection failed: %s\n", gc.status().to_string().c_str());
+}
+
 void Engine::timer_loop() {
+  next_blob_gc_ = std::chrono::steady_clock::now() + options_.blob_gc_interval;
   std::unique_lock lock(timer_mu_);
   while (!stopping_) {
     timer_check_requested_ = false;
     lock.unlock();
+    collect_blob_garbage_if_due();
     Result<std::vector<TimerRecord>> due = store_.due_timers(clock_.now(), 256);
     Result<std::optional<TimePoint>> next = store_.next_timer_time();
     lock.lock();

@@ -25,6 +25,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/claim_check.hpp"
 #include "engine/deadline_scheduler.hpp"
 #include "engine/execution/mutable_state.hpp"
 #include "engine/execution_serializer.hpp"
@@ -43,6 +44,11 @@ struct EngineOptions {
   int executor_threads = 2;
   const Clock* clock = nullptr;  // defaults to the system clock
   uint64_t random_seed = 0;      // run ids; 0 = from std::random_device
+  ClaimCheckOptions claim_check;
+  // Unreferenced blobs older than the grace period are removed this often;
+  // the grace covers an upload whose referencing request has not come yet.
+  std::chrono::seconds blob_gc_interval{600};
+  std::chrono::seconds blob_gc_grace{3600};
 };
 
 class Engine {
@@ -130,7 +136,8 @@ class Engine {
   // A worker's report on a task it holds: decode the token, apply `op` to
   // the execution it names, answer with `respond()` once committed.
   template <typename Response>
-  void on_task_token(const std::string& token, std::function<Status(MutableState&, const internal::TaskToken&)> op,
+  void on_task_token(const std::string& token, bool claim_checks,
+                     std::function<Status(MutableState&, const internal::TaskToken&)> op,
                      std::function<Response()> respond, Reply<Response> reply);
   Status fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
                       int64_t& next_event_id);
@@ -171,6 +178,7 @@ class Engine {
   void dispatch(TaskRecord task);
 
   void timer_loop();
+  void collect_blob_garbage_if_due();
   void fire(TimerRecord timer);
 
   Store& store_;
@@ -180,6 +188,7 @@ class Engine {
   Matching matching_;
   Executor executor_;
   ExecutionSerializer serializer_;
+  ClaimCheck claim_check_;
 
   std::mutex random_mu_;
   std::mt19937_64 random_;
@@ -202,6 +211,7 @@ class Engine {
   std::condition_variable timer_cv_;
   std::set<int64_t> timers_in_flight_;
   bool timer_check_requested_ = false;
+  std::chrono::steady_clock::time_point next_blob_gc_;
   bool stopping_ = false;
   std::thread timer_thread_;
 };

@@ -116,6 +116,7 @@ Result<Applied> MutableState::start_child(int64_t initiated_event_id,
   lineage.parent_initiated_event_id = initiated_event_id;
   auto started =
       std::make_unique<MutableState>(ExecutionKey{key_.namespace_id, a.workflow_id(), child_run_id}, now_, config_);
+  started->expect_claim_checks();  // the input may be a reference from the parent's history
   REPRISE_RETURN_IF_ERROR(started->start(request, lineage).with_context("starting child workflow"));
   started_child_ = std::move(started);
   started_child_replaces_ = existing ? existing->run_id : "";
@@ -181,6 +182,7 @@ Result<Applied> MutableState::record_child_closed(int64_t initiated_event_id, co
   }
   state_.mutable_children()->erase(it);
   deliver(std::move(e));
+  expect_claim_checks();  // the child's result may be a reference
   return Applied::kYes;
 }
 

@@ -37,6 +37,7 @@ Status MutableState::continue_as_new(const v1::ContinueAsNewWorkflowExecutionCom
 
   const ExecutionKey next_key{key_.namespace_id, key_.workflow_id, run_ids_()};
   auto continued = std::make_unique<MutableState>(next_key, now_, config_);
+  if (claim_checks_) continued->expect_claim_checks();
   REPRISE_RETURN_IF_ERROR(continued->start(next, lineage).with_context(where));
 
   v1::HistoryEvent e;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/claim_check.hpp"
 #include "history/proto_time.hpp"
 
 namespace reprise::engine {
@@ -1039,6 +1040,14 @@ Result<Transition> MutableState::finish(history::EventBatchCodec& codec) {
   }
   w.state = state_.SerializeAsString();
   t.executions.push_back(std::move(w));
+  if (claim_checks_) {
+    // New events and the state (buffered events, heartbeat details) may hold
+    // references; each keeps its blob alive for as long as this run exists.
+    std::vector<history::Sha256Digest> digests;
+    for (const auto& e : builder_.events()) collect_claim_checks(e, digests);
+    collect_claim_checks(state_, digests);
+    for (const auto& d : digests) t.add_blob_refs.push_back({d, key_});
+  }
   t.add_tasks = std::move(tasks_);
   t.add_timers = std::move(timers_);
   if (version_ == 0 || became_closed_) {

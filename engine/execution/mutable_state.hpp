@@ -80,6 +80,9 @@ class MutableState {
 
   // WorkflowExecutionStarted and the first workflow task.
   Status start(const v1::StartWorkflowRequest& request, const RunLineage& lineage = {});
+  // The request holds claim-check references: finish() records a blob
+  // reference for each one the execution now holds.
+  void expect_claim_checks() { claim_checks_ = true; }
   // Needed before a workflow task completes with continue-as-new.
   void set_run_id_source(RunIdSource source) { run_ids_ = std::move(source); }
 
@@ -210,6 +213,7 @@ class MutableState {
   // one is pending.
   bool wake_pending_ = false;
   bool stale_ = false;
+  bool claim_checks_ = false;
   Status rejection_;
   RunIdSource run_ids_;
   // The run this one continued as, created and committed with it.

@@ -163,7 +163,59 @@ class PayloadWriter final : public grpc::ServerWriteReactor<v1::GetPayloadChunk>
   bool sent_any_ = false;
 };
 
+// Streams an upload into the blob store, chunk by chunk, up to the limit.
+class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> {
+ public:
+  PayloadReader(BlobStore& blobs, int64_t limit, v1::PutPayloadResponse* response)
+      : limit_(limit), response_(response) {
+    Result<std::unique_ptr<BlobWriter>> writer = blobs.begin_put();
+    if (!writer) {
+      Finish(to_grpc_status(writer.status()));
+      return;
+    }
+    writer_ = std::move(writer).value();
+    StartRead(&chunk_);
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the client finished sending
+      Result<BlobInfo> stored = writer_->finish();
+      if (!stored) {
+        Finish(to_grpc_status(stored.status()));
+        return;
+      }
+      response_->set_sha256(std::string(history::as_bytes(stored->sha256)));
+      response_->set_size(stored->size);
+      Finish(grpc::Status::OK);
+      return;
+    }
+    received_ += static_cast<int64_t>(chunk_.data().size());
+    if (received_ > limit_) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "the payload is over the blob limit of " + std::to_string(limit_) + " bytes"));
+      return;
+    }
+    if (Status s = writer_->write(chunk_.data()); !s) {
+      Finish(to_grpc_status(s));
+      return;
+    }
+    StartRead(&chunk_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  std::unique_ptr<BlobWriter> writer_;  // an unfinished upload is discarded with it
+  int64_t limit_;
+  int64_t received_ = 0;
+  v1::PutPayloadResponse* response_;
+  v1::PutPayloadChunk chunk_;
+};
+
 }  // namespace
+
+grpc::ServerReadReactor<v1::PutPayloadChunk>* GrpcService::PutPayload(grpc::CallbackServerContext*,
+                                                                      v1::PutPayloadResponse* r) {
+  return new PayloadReader(blobs_, blob_limit_, r);
+}
 
 grpc::ServerWriteReactor<v1::GetPayloadChunk>* GrpcService::GetPayload(grpc::CallbackServerContext*,
                                                                        const v1::GetPayloadRequest* q) {

@@ -15,7 +15,9 @@ grpc::Status to_grpc_status(const Status& status);
 
 class GrpcService final : public v1::WorkflowService::CallbackService {
  public:
-  GrpcService(Engine& engine, BlobStore& blobs) : engine_(engine), blobs_(blobs) {}
+  // Uploads larger than `blob_limit` bytes are refused.
+  GrpcService(Engine& engine, BlobStore& blobs, int64_t blob_limit)
+      : engine_(engine), blobs_(blobs), blob_limit_(blob_limit) {}
 
   grpc::ServerUnaryReactor* StartWorkflow(grpc::CallbackServerContext* c, const v1::StartWorkflowRequest* q,
                                           v1::StartWorkflowResponse* r) override;
@@ -38,6 +40,8 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
                                           v1::ListWorkflowsResponse* r) override;
   grpc::ServerWriteReactor<v1::GetPayloadChunk>* GetPayload(grpc::CallbackServerContext* c,
                                                             const v1::GetPayloadRequest* q) override;
+  grpc::ServerReadReactor<v1::PutPayloadChunk>* PutPayload(grpc::CallbackServerContext* c,
+                                                           v1::PutPayloadResponse* r) override;
   grpc::ServerUnaryReactor* Health(grpc::CallbackServerContext* c, const v1::HealthRequest* q,
                                    v1::HealthResponse* r) override;
   grpc::ServerUnaryReactor* PollWorkflowTask(grpc::CallbackServerContext* c, const v1::PollWorkflowTaskRequest* q,
@@ -66,6 +70,7 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
 
   Engine& engine_;
   BlobStore& blobs_;
+  int64_t blob_limit_;
 };
 
 }  // namespace reprise::engine

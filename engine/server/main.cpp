@@ -3,7 +3,9 @@
 //   reprise-server [--db PATH] [--listen HOST:PORT] [--poll-timeout-ms N]
 //                  [--history-warn-events N] [--history-fail-events N]
 //                  [--history-warn-bytes N] [--history-fail-bytes N]
-//                  [--max-pending-activities N] [--durability full|normal]
+//                  [--max-pending-activities N] [--max-pending-children N]
+//                  [--max-id-length N] [--claim-check-threshold-bytes N]
+//                  [--blob-limit-bytes N] [--durability full|normal]
 //
 // Prints "reprise-server listening on HOST:PORT" once it serves (with the
 // real port when asked for port 0). SIGTERM or SIGINT: stop accepting, let
@@ -77,6 +79,14 @@ Flags parse(int argc, char** argv) {
       limits.fail_bytes = parse_int(flag, value);
     else if (flag == "--max-pending-activities")
       f.engine.config.max_pending_activities = static_cast<int>(parse_int(flag, value));
+    else if (flag == "--max-pending-children")
+      f.engine.config.max_pending_children = static_cast<int>(parse_int(flag, value));
+    else if (flag == "--max-id-length")
+      f.engine.config.max_id_length = static_cast<size_t>(parse_int(flag, value));
+    else if (flag == "--claim-check-threshold-bytes")
+      f.engine.claim_check.threshold = static_cast<size_t>(parse_int(flag, value));
+    else if (flag == "--blob-limit-bytes")
+      f.engine.claim_check.blob_limit = parse_int(flag, value);
     else if (flag == "--durability") {
       if (std::strcmp(value, "full") == 0)
         f.store.durability = Durability::kFull;
@@ -113,7 +123,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reprise-server: %s\n", engine.status().to_string().c_str());
     return 1;
   }
-  GrpcService service(**engine, (*store)->blobs());
+  GrpcService service(**engine, (*store)->blobs(), flags.engine.claim_check.blob_limit);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);

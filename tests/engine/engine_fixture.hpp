@@ -29,12 +29,13 @@ class EngineTest : public ::testing::Test {
   }
   void TearDown() override { engine_.reset(); }
 
-  void restart() {
+  void restart(std::function<void(EngineOptions&)> edit = {}) {
     engine_.reset();
     EngineOptions options;
     options.clock = &clock_;
     options.poll_timeout = 300ms;
     options.random_seed = 42;
+    if (edit) edit(options);
     auto engine = Engine::start(*store_, options);
     ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
     engine_ = std::move(engine).value();

@@ -1,0 +1,146 @@
+#include "engine/claim_check.hpp"
+
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+
+#include "history/payload.hpp"
+#include "reprise/v1/common.pb.h"
+
+namespace reprise::engine {
+
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+// Whether messages of `type` can hold a v1::Payload anywhere inside, so the
+// walks skip the many that cannot. Decided once per type, over every type
+// reachable from it (a fixed point, since types may be recursive).
+bool may_hold_payload(const Descriptor* type) {
+  static std::mutex mu;
+  static std::unordered_map<const Descriptor*, bool> known;
+  std::lock_guard lock(mu);
+  if (auto it = known.find(type); it != known.end()) return it->second;
+  std::vector<const Descriptor*> reachable{type};
+  std::unordered_map<const Descriptor*, bool> holds{{type, type == v1::Payload::descriptor()}};
+  for (size_t i = 0; i < reachable.size(); ++i) {
+    for (int f = 0; f < reachable[i]->field_count(); ++f) {
+      const FieldDescriptor* field = reachable[i]->field(f);
+      if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
+      const Descriptor* d = field->message_type();
+      if (holds.emplace(d, d == v1::Payload::descriptor()).second) reachable.push_back(d);
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Descriptor* d : reachable) {
+      if (holds[d]) continue;
+      for (int f = 0; f < d->field_count(); ++f) {
+        const FieldDescriptor* field = d->field(f);
+        if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && holds[field->message_type()]) {
+          holds[d] = changed = true;
+          break;
+        }
+      }
+    }
+  }
+  known.insert(holds.begin(), holds.end());
+  return holds[type];
+}
+
+template <typename Visit>
+Status visit_payloads(Message& m, const Visit& visit) {
+  if (m.GetDescriptor() == v1::Payload::descriptor()) return visit(static_cast<v1::Payload&>(m));
+  const auto* reflection = m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(m, &fields);
+  for (const FieldDescriptor* f : fields) {
+    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE || !may_hold_payload(f->message_type())) continue;
+    if (f->is_repeated()) {
+      for (int i = 0; i < reflection->FieldSize(m, f); ++i) {
+        REPRISE_RETURN_IF_ERROR(visit_payloads(*reflection->MutableRepeatedMessage(&m, f, i), visit));
+      }
+    } else {
+      REPRISE_RETURN_IF_ERROR(visit_payloads(*reflection->MutableMessage(&m, f), visit));
+    }
+  }
+  return Status::ok();
+}
+
+void collect(const Message& m, std::vector<history::Sha256Digest>& out) {
+  if (m.GetDescriptor() == v1::Payload::descriptor()) {
+    const auto& p = static_cast<const v1::Payload&>(m);
+    history::Sha256Digest digest{};
+    if (history::is_claim_check(p) && history::digest_from_bytes(p.external().sha256(), digest)) {
+      out.push_back(digest);
+    }
+    return;
+  }
+  const auto* reflection = m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(m, &fields);
+  for (const FieldDescriptor* f : fields) {
+    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE || !may_hold_payload(f->message_type())) continue;
+    if (f->is_repeated()) {
+      for (int i = 0; i < reflection->FieldSize(m, f); ++i) collect(reflection->GetRepeatedMessage(m, f, i), out);
+    } else {
+      collect(reflection->GetMessage(m, f), out);
+    }
+  }
+}
+
+std::string mib(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024 * 1024));
+  return text;
+}
+
+}  // namespace
+
+Result<bool> ClaimCheck::offload(google::protobuf::Message& request) {
+  bool referenced = false;
+  Status s = visit_payloads(request, [&](v1::Payload& p) -> Status {
+    if (history::is_claim_check(p)) {
+      history::Sha256Digest digest{};
+      if (!history::digest_from_bytes(p.external().sha256(), digest)) {
+        return Status::invalid_argument("a claim-check reference has a malformed sha256 (must be 32 bytes)");
+      }
+      Result<BlobInfo> info = blobs_.stat(digest);
+      if (!info) {
+        if (info.status().code() != StatusCode::kNotFound) return info.status();
+        return Status::invalid_argument("a payload references blob sha256:" + history::to_hex(digest) +
+                                        ", which this server does not have (upload it with PutPayload first)");
+      }
+      if (info->size != p.external().size()) {
+        return Status::invalid_argument("a claim-check reference says " + std::to_string(p.external().size()) +
+                                        " bytes, but blob sha256:" + history::to_hex(digest) + " has " +
+                                        std::to_string(info->size));
+      }
+      referenced = true;
+      return Status::ok();
+    }
+    if (p.data().size() < options_.threshold) return Status::ok();
+    if (static_cast<int64_t>(p.data().size()) > options_.blob_limit) {
+      return Status::invalid_argument("a payload of " + mib(static_cast<int64_t>(p.data().size())) +
+                                      " is over the blob limit of " + mib(options_.blob_limit));
+    }
+    std::string bytes = history::make_claim_check(p);
+    Result<std::unique_ptr<BlobWriter>> writer = blobs_.begin_put();
+    if (!writer) return writer.status();
+    REPRISE_RETURN_IF_ERROR((*writer)->write(bytes));
+    Result<BlobInfo> stored = (*writer)->finish();
+    if (!stored) return stored.status();
+    referenced = true;
+    return Status::ok();
+  });
+  if (!s) return s;
+  return referenced;
+}
+
+void collect_claim_checks(const google::protobuf::Message& message, std::vector<history::Sha256Digest>& out) {
+  collect(message, out);
+}
+
+}  // namespace reprise::engine

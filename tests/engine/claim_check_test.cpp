@@ -1,0 +1,95 @@
+// Claim-check inside the engine: what a transition references is recorded
+// with it, so blob garbage collection keeps exactly the blobs some execution
+// still needs (in history, in a buffered event, in heartbeat details).
+#include "engine/claim_check.hpp"
+
+#include "engine_fixture.hpp"
+#include "history/payload.hpp"
+
+namespace reprise::engine {
+namespace {
+
+class ClaimCheckTest : public EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    restart([](EngineOptions& o) { o.claim_check.threshold = 1024; });
+  }
+
+  // Blobs removed by a collection with no grace period.
+  int64_t collected() {
+    clock_.advance(1s);  // past the (zero) grace period of everything stored so far
+    auto gc = store_->blobs().collect_garbage(std::chrono::nanoseconds(0));
+    EXPECT_TRUE(gc.is_ok()) << gc.status().to_string();
+    return gc.is_ok() ? gc->blobs_deleted : -1;
+  }
+  bool stored(const v1::Payload& reference) {
+    history::Sha256Digest digest{};
+    return history::digest_from_bytes(reference.external().sha256(), digest) && store_->blobs().stat(digest).is_ok();
+  }
+};
+
+TEST_F(ClaimCheckTest, ReferencedBlobsSurviveCollectionAndOrphansDoNot) {
+  v1::StartWorkflowRequest r;
+  r.set_workflow_id("claims-1");
+  r.mutable_workflow_type()->set_name("hello");
+  r.mutable_task_queue()->set_name("greetings");
+  r.mutable_input()->add_payloads()->set_data(std::string(4096, 'i'));
+  ASSERT_TRUE(call(&Engine::start_workflow, r).is_ok());
+
+  auto task = poll_workflow();
+  const auto& input = task.history().events(0).workflow_execution_started().input().payloads(0);
+  ASSERT_TRUE(history::is_claim_check(input));
+
+  // A signal that arrives while the task runs waits in the state, not history.
+  v1::SignalWorkflowRequest signal;
+  signal.mutable_workflow_execution()->set_workflow_id("claims-1");
+  signal.set_signal_name("bulk");
+  signal.mutable_input()->add_payloads()->set_data(std::string(4096, 's'));
+  ASSERT_TRUE(call(&Engine::signal_workflow, signal).is_ok());
+
+  ASSERT_TRUE(store_->blobs().put(std::string(4096, 'o')).is_ok());  // uploaded, never used
+  EXPECT_EQ(collected(), 1) << "only the orphan: the input and the buffered signal are referenced";
+  EXPECT_TRUE(stored(input));
+
+  ASSERT_TRUE(complete(task.task_token(), {}).is_ok());
+  auto next = poll_workflow();
+  const v1::Payload* signaled = nullptr;
+  for (const auto& e : next.history().events()) {
+    if (e.has_workflow_execution_signaled()) signaled = &e.workflow_execution_signaled().input().payloads(0);
+  }
+  ASSERT_NE(signaled, nullptr);
+  EXPECT_TRUE(history::is_claim_check(*signaled)) << "the signal reached history as a reference";
+  EXPECT_EQ(collected(), 0);
+  EXPECT_TRUE(stored(*signaled));
+}
+
+TEST_F(ClaimCheckTest, SmallRequestsHoldNoReferences) {
+  ClaimCheck check(store_->blobs(), {.threshold = 1024, .blob_limit = 1 << 20});
+  v1::SignalWorkflowRequest small;
+  small.mutable_input()->add_payloads()->set_data("tiny");
+  auto refs = check.offload(small);
+  ASSERT_TRUE(refs.is_ok());
+  EXPECT_FALSE(*refs);
+  EXPECT_EQ(small.input().payloads(0).data(), "tiny");
+}
+
+TEST_F(ClaimCheckTest, PayloadsDeepInsideCommandsAreFound) {
+  ClaimCheck check(store_->blobs(), {.threshold = 1024, .blob_limit = 1 << 20});
+  v1::CompleteWorkflowTaskRequest r;
+  auto* fail = r.add_commands()->mutable_fail_workflow_execution();
+  fail->mutable_failure()->mutable_cause()->mutable_details()->add_payloads()->set_data(std::string(2048, 'd'));
+  (*r.add_commands()->mutable_record_marker()->mutable_details())["k"].add_payloads()->set_data(std::string(2048, 'm'));
+  auto refs = check.offload(r);
+  ASSERT_TRUE(refs.is_ok()) << refs.status().to_string();
+  EXPECT_TRUE(*refs);
+  EXPECT_TRUE(history::is_claim_check(r.commands(0).fail_workflow_execution().failure().cause().details().payloads(0)))
+      << "a failure's cause's details";
+  EXPECT_TRUE(history::is_claim_check(r.commands(1).record_marker().details().at("k").payloads(0))) << "a map value";
+  std::vector<history::Sha256Digest> digests;
+  collect_claim_checks(r, digests);
+  EXPECT_EQ(digests.size(), 2u);
+}
+
+}  // namespace
+}  // namespace reprise::engine

@@ -1,0 +1,112 @@
+// Claim-check through reprise-server: large payloads leave history for the
+// blob store on the way in, uploads with PutPayload can be referenced, and the
+// blob limit and unknown references are refused with a clear error.
+#include "server_harness.hpp"
+
+namespace reprise {
+namespace {
+
+std::string big(size_t n, char fill) { return std::string(n, fill); }
+
+std::string get_payload(Stub& stub, const std::string& sha256) {
+  grpc::ClientContext context;
+  v1::GetPayloadRequest r;
+  r.set_sha256(sha256);
+  auto reader = stub.GetPayload(&context, r);
+  std::string bytes;
+  v1::GetPayloadChunk chunk;
+  while (reader->Read(&chunk)) bytes += chunk.data();
+  EXPECT_TRUE(reader->Finish().ok());
+  return bytes;
+}
+
+grpc::Status put_payload(Stub& stub, const std::string& bytes, v1::PutPayloadResponse& out) {
+  grpc::ClientContext context;
+  auto writer = stub.PutPayload(&context, &out);
+  constexpr size_t kChunk = 1 << 20;
+  for (size_t at = 0; at < bytes.size(); at += kChunk) {
+    v1::PutPayloadChunk chunk;
+    chunk.set_data(bytes.substr(at, kChunk));
+    if (!writer->Write(chunk)) break;
+  }
+  writer->WritesDone();
+  return writer->Finish();
+}
+
+TEST(ClaimCheck, ALargeInputIsMovedOutOfHistoryAndReadBackByHash) {
+  TempDir dir;
+  Server server(dir.file("claims.db"));
+  v1::StartWorkflowRequest start = start_request("big-1");
+  const std::string input = big(300 * 1024, 'x');
+  start.mutable_input()->add_payloads()->set_data(input);
+  v1::StartWorkflowResponse started;
+  ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start, &started).ok());
+
+  auto task = poll_workflow(server.stub());
+  const v1::Payload& stored = task.history().events(0).workflow_execution_started().input().payloads(0);
+  EXPECT_TRUE(stored.data().empty()) << "history holds a reference, not 300 KiB";
+  ASSERT_EQ(stored.external().size(), static_cast<int64_t>(input.size()));
+  EXPECT_EQ(get_payload(server.stub(), stored.external().sha256()), input);
+
+  // A small one stays inline.
+  ASSERT_TRUE(complete(server.stub(), task.task_token(), {finish("small")}).ok());
+  v1::GetHistoryRequest h;
+  h.mutable_workflow_execution()->set_workflow_id("big-1");
+  v1::GetHistoryResponse history;
+  ASSERT_TRUE(call(server.stub(), &Stub::GetHistory, h, &history).ok());
+  const auto& last = history.history().events(history.history().events_size() - 1);
+  EXPECT_EQ(last.workflow_execution_completed().result().payloads(0).data(), "small");
+}
+
+TEST(ClaimCheck, AnUploadedBlobCanBeReferencedAndUnknownOnesAreRefused) {
+  TempDir dir;
+  Server server(dir.file("uploads.db"));
+  const std::string value = big(3 * 1024 * 1024 + 17, 'u');
+  v1::PutPayloadResponse uploaded;
+  ASSERT_TRUE(put_payload(server.stub(), value, uploaded).ok());
+  EXPECT_EQ(uploaded.size(), static_cast<int64_t>(value.size()));
+
+  v1::StartWorkflowRequest start = start_request("ref-1");
+  auto* ref = start.mutable_input()->add_payloads()->mutable_external();
+  ref->set_sha256(uploaded.sha256());
+  ref->set_size(uploaded.size());
+  v1::StartWorkflowResponse started;
+  ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start, &started).ok());
+  auto task = poll_workflow(server.stub());
+  EXPECT_EQ(task.history().events(0).workflow_execution_started().input().payloads(0).external().sha256(),
+            uploaded.sha256());
+  EXPECT_EQ(get_payload(server.stub(), uploaded.sha256()), value);
+
+  v1::StartWorkflowRequest dangling = start_request("ref-2");
+  auto* unknown = dangling.mutable_input()->add_payloads()->mutable_external();
+  unknown->set_sha256(std::string(32, '\x01'));
+  unknown->set_size(10);
+  grpc::Status s = call(server.stub(), &Stub::StartWorkflow, dangling, &started);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("which this server does not have (upload it with PutPayload first)"),
+            std::string::npos)
+      << s.error_message();
+}
+
+TEST(ClaimCheck, PayloadsOverTheBlobLimitAreRefusedAndNothingIsStarted) {
+  TempDir dir;
+  Server server(dir.file("limits.db"), {"--blob-limit-bytes", "1048576"});
+  v1::PutPayloadResponse uploaded;
+  grpc::Status s = put_payload(server.stub(), big(2 * 1024 * 1024, 'L'), uploaded);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "the payload is over the blob limit of 1048576 bytes");
+
+  v1::StartWorkflowRequest start = start_request("too-big");
+  start.mutable_input()->add_payloads()->set_data(big(1536 * 1024, 'L'));
+  v1::StartWorkflowResponse started;
+  s = call(server.stub(), &Stub::StartWorkflow, start, &started);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "a payload of 1.5 MiB is over the blob limit of 1.0 MiB");
+  v1::DescribeWorkflowRequest d;
+  d.mutable_workflow_execution()->set_workflow_id("too-big");
+  v1::DescribeWorkflowResponse described;
+  EXPECT_EQ(call(server.stub(), &Stub::DescribeWorkflow, d, &described).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+}  // namespace
+}  // namespace reprise

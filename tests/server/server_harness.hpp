@@ -1,0 +1,110 @@
+// reprise-server as a real process on loopback with a real SQLite file, and
+// the raw gRPC calls the server tests drive it with.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <regex>
+
+#include "../store/child_process.hpp"
+#include "../store/store_test_util.hpp"
+#include "reprise/v1/service.grpc.pb.h"
+
+namespace reprise {
+
+using engine::testing::ChildProcess;
+using engine::testing::TempDir;
+
+class Server {
+ public:
+  explicit Server(const std::string& db, std::vector<std::string> extra_flags = {}) {
+    const char* binary = std::getenv("REPRISE_SERVER");
+    EXPECT_NE(binary, nullptr) << "REPRISE_SERVER is not set";
+    std::vector<std::string> args{binary, "--db", db, "--listen", "127.0.0.1:0", "--poll-timeout-ms", "500"};
+    args.insert(args.end(), extra_flags.begin(), extra_flags.end());
+    process_ = std::make_unique<ChildProcess>(args);
+    std::string line;
+    EXPECT_TRUE(process_->read_line(line));
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(line, m, std::regex("listening on (127\\.0\\.0\\.1:[0-9]+)"))) << line;
+    address_ = m[1];
+    auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+    stub_ = v1::WorkflowService::NewStub(channel);
+  }
+  void kill9() {
+    process_->kill(SIGKILL);
+    process_->wait();
+  }
+  int terminate() {
+    process_->kill(SIGTERM);
+    std::string line;
+    while (process_->read_line(line)) last_line_ = line;
+    return process_->wait();
+  }
+  v1::WorkflowService::Stub& stub() { return *stub_; }
+  const std::string& last_line() const { return last_line_; }
+
+ private:
+  std::unique_ptr<ChildProcess> process_;
+  std::string address_;
+  std::string last_line_;
+  std::unique_ptr<v1::WorkflowService::Stub> stub_;
+};
+
+// Calls one unary RPC with a deadline.
+template <typename Req, typename Resp>
+inline grpc::Status call(v1::WorkflowService::Stub& stub,
+                         grpc::Status (v1::WorkflowService::Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+                         const Req& request, Resp* response) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  return (stub.*method)(&context, request, response);
+}
+
+using Stub = v1::WorkflowService::Stub;
+
+inline v1::StartWorkflowRequest start_request(const std::string& id) {
+  v1::StartWorkflowRequest r;
+  r.set_workflow_id(id);
+  r.mutable_workflow_type()->set_name("hello");
+  r.mutable_task_queue()->set_name("q");
+  r.set_request_id("start-" + id);
+  return r;
+}
+
+inline v1::Command schedule(const std::string& id) {
+  v1::Command c;
+  c.set_command_type(v1::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
+  c.mutable_schedule_activity_task()->set_activity_id(id);
+  c.mutable_schedule_activity_task()->mutable_activity_type()->set_name("greet");
+  c.mutable_schedule_activity_task()->mutable_start_to_close_timeout()->set_seconds(30);
+  return c;
+}
+
+inline v1::Command finish(const std::string& result) {
+  v1::Command c;
+  c.set_command_type(v1::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION);
+  c.mutable_complete_workflow_execution()->mutable_result()->add_payloads()->set_data(result);
+  return c;
+}
+
+inline v1::PollWorkflowTaskResponse poll_workflow(Stub& stub) {
+  v1::PollWorkflowTaskRequest r;
+  r.mutable_task_queue()->set_name("q");
+  v1::PollWorkflowTaskResponse out;
+  EXPECT_TRUE(call(stub, &Stub::PollWorkflowTask, r, &out).ok());
+  return out;
+}
+
+inline grpc::Status complete(Stub& stub, const std::string& token, std::vector<v1::Command> commands) {
+  v1::CompleteWorkflowTaskRequest r;
+  r.set_task_token(token);
+  for (auto& c : commands) *r.add_commands() = c;
+  v1::CompleteWorkflowTaskResponse out;
+  return call(stub, &Stub::CompleteWorkflowTask, r, &out);
+}
+
+}  // namespace reprise
