@@ -135,7 +135,9 @@ TEST_F(ChildWorkflowTest, AChildThatContinuesAsNewReportsItsLastRun) {
 
   v1::PollWorkflowTaskResponse told;
   for (int i = 0; i < 3 && !find_event(told, v1::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED); ++i) {
-    if (!told.task_token().empty()) ASSERT_TRUE(complete(told.task_token(), {}).is_ok());
+    if (!told.task_token().empty()) {
+      ASSERT_TRUE(complete(told.task_token(), {}).is_ok());
+    }
     told = poll_workflow();
   }
   const auto* completed = find_event(told, v1::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED);
