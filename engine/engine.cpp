@@ -624,33 +624,73 @@ void Engine::wake_watchers(const ExecutionKey& key) {
 
 // --- worker side ---
 
-void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::PollWorkflowTaskResponse> reply) {
+void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::PollWorkflowTaskResponse> reply,
+                                std::shared_ptr<PollTicket> ticket) {
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
-  poll_workflow({ns, TaskKind::kWorkflowTask, request.task_queue().name()}, request.identity(), poll_deadline(),
-                std::move(reply));
+  poll_task<v1::PollWorkflowTaskResponse>(
+      {{ns, TaskKind::kWorkflowTask, request.task_queue().name()},
+       request.identity(),
+       poll_deadline(),
+       std::move(ticket)},
+      std::move(reply),
+      [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollWorkflowTaskResponse& out) {
+        return ms.start_workflow_task(p, who, out);
+      },
+      [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollWorkflowTaskResponse& out) {
+        // The sticky worker has the workflow cached up to its last task.
+        const int64_t first = payload.sticky() ? out.previous_started_event_id() + 1 : 1;
+        int64_t next = 0;
+        return fill_history(task.execution, first, INT_MAX, *out.mutable_history(), next);
+      });
+}
+
+void Engine::poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::PollActivityTaskResponse> reply,
+                                std::shared_ptr<PollTicket> ticket) {
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
+  poll_task<v1::PollActivityTaskResponse>(
+      {{ns, TaskKind::kActivityTask, request.task_queue().name()},
+       request.identity(),
+       poll_deadline(),
+       std::move(ticket)},
+      std::move(reply),
+      [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollActivityTaskResponse& out) {
+        return ms.start_activity(p, who, out);
+      },
+      [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollActivityTaskResponse& out) {
+        // The input lives in the scheduled event, not in the state: read it.
+        v1::History scheduled;
+        int64_t next = 0;
+        REPRISE_RETURN_IF_ERROR(fill_history(task.execution, payload.scheduled_event_id(), 1, scheduled, next));
+        if (scheduled.events_size() == 1) *out.mutable_input() = scheduled.events(0).activity_task_scheduled().input();
+        return Status::ok();
+      });
 }
 
 template <typename Response>
-void Engine::poll_task(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline,
-                       Reply<Response> reply, StartTask<Response> start, FillTask<Response> fill) {
-  matching_.poll(queue, deadline, [=, this](std::optional<TaskRecord> task) {
+void Engine::poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response> start, FillTask<Response> fill) {
+  auto again = [=, this] { poll_task(spec, reply, start, fill); };
+  const Matching::PollId id = matching_.poll(spec.queue, spec.deadline, [=, this](std::optional<TaskRecord> task) {
     if (!task) return reply(Response());
+    if (spec.ticket && spec.ticket->canceled()) {
+      // The poller went away: the task goes to the next one, untouched.
+      matching_.add(std::move(*task));
+      return reply(Response());
+    }
     internal::TaskPayload payload;
     payload.ParseFromString(task->payload);
     if constexpr (std::is_same_v<Response, v1::PollWorkflowTaskResponse>) {
-      if (payload.query_id() != 0) {
-        return start_query_task(*task, payload, reply,
-                                [=, this] { poll_task(queue, identity, deadline, reply, start, fill); });
-      }
+      if (payload.query_id() != 0) return start_query_task(*task, payload, reply, again);
     }
     auto response = std::make_shared<Response>();
     auto applied = std::make_shared<Applied>(Applied::kStale);
     transition(
         task->execution,
         [=](MutableState& ms) {
-          Result<Applied> a = start(ms, payload, identity, *response);
+          Result<Applied> a = start(ms, payload, spec.identity, *response);
           if (!a) return a.status();
           *applied = *a;
           return Status::ok();
@@ -664,43 +704,12 @@ void Engine::poll_task(QueueKey queue, std::string identity, DeadlineScheduler::
             return reply(r.status());
           }
           // A stale row (or a vanished execution) was dropped: wait for the next.
-          if (!r || *applied == Applied::kStale) return poll_task(queue, identity, deadline, reply, start, fill);
+          if (!r || *applied == Applied::kStale) return again();
           if (Status s = fill(*task, payload, *response); !s) return reply(s);
           reply(std::move(*response));
         });
   });
-}
-
-void Engine::poll_workflow(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline,
-                           Reply<v1::PollWorkflowTaskResponse> reply) {
-  poll_task<v1::PollWorkflowTaskResponse>(
-      std::move(queue), std::move(identity), deadline, std::move(reply),
-      [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollWorkflowTaskResponse& out) {
-        return ms.start_workflow_task(p, who, out);
-      },
-      [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollWorkflowTaskResponse& out) {
-        // The sticky worker has the workflow cached up to its last task.
-        const int64_t first = payload.sticky() ? out.previous_started_event_id() + 1 : 1;
-        int64_t next = 0;
-        return fill_history(task.execution, first, INT_MAX, *out.mutable_history(), next);
-      });
-}
-
-void Engine::poll_activity(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline,
-                           Reply<v1::PollActivityTaskResponse> reply) {
-  poll_task<v1::PollActivityTaskResponse>(
-      std::move(queue), std::move(identity), deadline, std::move(reply),
-      [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollActivityTaskResponse& out) {
-        return ms.start_activity(p, who, out);
-      },
-      [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollActivityTaskResponse& out) {
-        // The input lives in the scheduled event, not in the state: read it.
-        v1::History scheduled;
-        int64_t next = 0;
-        REPRISE_RETURN_IF_ERROR(fill_history(task.execution, payload.scheduled_event_id(), 1, scheduled, next));
-        if (scheduled.events_size() == 1) *out.mutable_input() = scheduled.events(0).activity_task_scheduled().input();
-        return Status::ok();
-      });
+  if (spec.ticket) spec.ticket->on_cancel([this, id] { matching_.cancel(id); });
 }
 
 template <typename Response>
@@ -749,14 +758,6 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
       request.task_token(), *refs,
       [request](MutableState& ms, const internal::TaskToken& t) { return ms.fail_workflow_task(t, request); },
       [] { return v1::FailWorkflowTaskResponse(); }, std::move(reply));
-}
-
-void Engine::poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::PollActivityTaskResponse> reply) {
-  std::string ns = request.namespace_();
-  if (Status s = check_namespace(ns); !s) return reply(s);
-  if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
-  poll_activity({ns, TaskKind::kActivityTask, request.task_queue().name()}, request.identity(), poll_deadline(),
-                std::move(reply));
 }
 
 void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply) {

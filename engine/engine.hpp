@@ -38,6 +38,42 @@ namespace reprise::engine {
 template <typename T>
 using Reply = std::function<void(Result<T>)>;
 
+// Lets a poll's caller end it early (its client disconnected): a parked poll
+// answers empty at once, and a task matched after cancel() goes back to the
+// queue instead of to a caller that is gone.
+class PollTicket {
+ public:
+  void cancel() {
+    std::function<void()> action;
+    {
+      std::lock_guard lock(mu_);
+      canceled_ = true;
+      action = std::move(on_cancel_);
+    }
+    if (action) action();
+  }
+  bool canceled() const {
+    std::lock_guard lock(mu_);
+    return canceled_;
+  }
+  // What cancel() does for the poll now parked; runs at once if canceled.
+  void on_cancel(std::function<void()> action) {
+    {
+      std::lock_guard lock(mu_);
+      if (!canceled_) {
+        on_cancel_ = std::move(action);
+        return;
+      }
+    }
+    action();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  bool canceled_ = false;
+  std::function<void()> on_cancel_;
+};
+
 struct EngineOptions {
   EngineConfig config;
   std::chrono::milliseconds poll_timeout{60'000};  // long-polls return empty after this
@@ -77,11 +113,14 @@ class Engine {
   void get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply);
   void list_workflows(v1::ListWorkflowsRequest request, Reply<v1::ListWorkflowsResponse> reply);
 
-  // Worker side. Polls answer an empty response (no task token) on timeout.
-  void poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::PollWorkflowTaskResponse> reply);
+  // Worker side. Polls answer an empty response (no task token) on timeout,
+  // or at once after `ticket` is canceled (the poller went away).
+  void poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::PollWorkflowTaskResponse> reply,
+                          std::shared_ptr<PollTicket> ticket = nullptr);
   void complete_workflow_task(v1::CompleteWorkflowTaskRequest request, Reply<v1::CompleteWorkflowTaskResponse> reply);
   void fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply);
-  void poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::PollActivityTaskResponse> reply);
+  void poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::PollActivityTaskResponse> reply,
+                          std::shared_ptr<PollTicket> ticket = nullptr);
   void heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply);
   void complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply);
   void fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply);
@@ -126,13 +165,14 @@ class Engine {
       std::function<Result<Applied>(MutableState&, const internal::TaskPayload&, const std::string&, Response&)>;
   template <typename Response>
   using FillTask = std::function<Status(const TaskRecord&, const internal::TaskPayload&, Response&)>;
+  struct PollSpec {
+    QueueKey queue;
+    std::string identity;
+    DeadlineScheduler::SteadyTime deadline;
+    std::shared_ptr<PollTicket> ticket;
+  };
   template <typename Response>
-  void poll_task(QueueKey queue, std::string identity, DeadlineScheduler::SteadyTime deadline, Reply<Response> reply,
-                 StartTask<Response> start, FillTask<Response> fill);
-  void poll_workflow(QueueKey key, std::string identity, DeadlineScheduler::SteadyTime deadline,
-                     Reply<v1::PollWorkflowTaskResponse> reply);
-  void poll_activity(QueueKey key, std::string identity, DeadlineScheduler::SteadyTime deadline,
-                     Reply<v1::PollActivityTaskResponse> reply);
+  void poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response> start, FillTask<Response> fill);
   // A worker's report on a task it holds: decode the token, apply `op` to
   // the execution it names, answer with `respond()` once committed.
   template <typename Response>

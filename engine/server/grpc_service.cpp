@@ -24,6 +24,43 @@ grpc::ServerUnaryReactor* GrpcService::forward(grpc::CallbackServerContext* cont
   return reactor;
 }
 
+namespace {
+
+// A long-poll's reactor: when its client goes away (disconnect, cancel,
+// deadline), the engine's poll ends at once rather than handing a task to
+// nobody.
+class PollReactor final : public grpc::ServerUnaryReactor {
+ public:
+  PollReactor() : ticket_(std::make_shared<PollTicket>()) {}
+  void OnCancel() override { ticket_->cancel(); }
+  void OnDone() override { delete this; }
+  const std::shared_ptr<PollTicket>& ticket() const { return ticket_; }
+
+ private:
+  std::shared_ptr<PollTicket> ticket_;
+};
+
+}  // namespace
+
+template <typename Req, typename Resp>
+grpc::ServerUnaryReactor* GrpcService::forward_poll(const Req* request, Resp* response,
+                                                    void (Engine::*method)(Req, Reply<Resp>,
+                                                                           std::shared_ptr<PollTicket>)) {
+  auto* reactor = new PollReactor();
+  (engine_.*method)(
+      *request,
+      [reactor, response](Result<Resp> result) {
+        if (!result) {
+          reactor->Finish(to_grpc_status(result.status()));
+          return;
+        }
+        *response = std::move(result).value();
+        reactor->Finish(grpc::Status::OK);
+      },
+      reactor->ticket());
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* GrpcService::StartWorkflow(grpc::CallbackServerContext* c, const v1::StartWorkflowRequest* q,
                                                      v1::StartWorkflowResponse* r) {
   return forward(c, q, r, &Engine::start_workflow);
@@ -73,10 +110,10 @@ grpc::ServerUnaryReactor* GrpcService::Health(grpc::CallbackServerContext* c, co
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
-grpc::ServerUnaryReactor* GrpcService::PollWorkflowTask(grpc::CallbackServerContext* c,
+grpc::ServerUnaryReactor* GrpcService::PollWorkflowTask(grpc::CallbackServerContext*,
                                                         const v1::PollWorkflowTaskRequest* q,
                                                         v1::PollWorkflowTaskResponse* r) {
-  return forward(c, q, r, &Engine::poll_workflow_task);
+  return forward_poll(q, r, &Engine::poll_workflow_task);
 }
 grpc::ServerUnaryReactor* GrpcService::CompleteWorkflowTask(grpc::CallbackServerContext* c,
                                                             const v1::CompleteWorkflowTaskRequest* q,
@@ -88,10 +125,10 @@ grpc::ServerUnaryReactor* GrpcService::FailWorkflowTask(grpc::CallbackServerCont
                                                         v1::FailWorkflowTaskResponse* r) {
   return forward(c, q, r, &Engine::fail_workflow_task);
 }
-grpc::ServerUnaryReactor* GrpcService::PollActivityTask(grpc::CallbackServerContext* c,
+grpc::ServerUnaryReactor* GrpcService::PollActivityTask(grpc::CallbackServerContext*,
                                                         const v1::PollActivityTaskRequest* q,
                                                         v1::PollActivityTaskResponse* r) {
-  return forward(c, q, r, &Engine::poll_activity_task);
+  return forward_poll(q, r, &Engine::poll_activity_task);
 }
 grpc::ServerUnaryReactor* GrpcService::HeartbeatActivity(grpc::CallbackServerContext* c,
                                                          const v1::HeartbeatActivityRequest* q,

@@ -68,6 +68,10 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   grpc::ServerUnaryReactor* forward(grpc::CallbackServerContext* context, const Req* request, Resp* response,
                                     void (Engine::*method)(Req, Reply<Resp>));
 
+  template <typename Req, typename Resp>
+  grpc::ServerUnaryReactor* forward_poll(const Req* request, Resp* response,
+                                         void (Engine::*method)(Req, Reply<Resp>, std::shared_ptr<PollTicket>));
+
   Engine& engine_;
   BlobStore& blobs_;
   int64_t blob_limit_;

@@ -48,6 +48,16 @@ class EngineTest : public ::testing::Test {
     return done.get_future().get();
   }
 
+  // A poll, with a ticket the test may cancel.
+  template <typename Resp, typename Req>
+  Result<Resp> call(void (Engine::*method)(Req, Reply<Resp>, std::shared_ptr<PollTicket>), Req request,
+                    std::shared_ptr<PollTicket> ticket = nullptr) {
+    std::promise<Result<Resp>> done;
+    (engine_.get()->*method)(
+        std::move(request), [&done](Result<Resp> r) { done.set_value(std::move(r)); }, std::move(ticket));
+    return done.get_future().get();
+  }
+
   Result<v1::StartWorkflowResponse> start(const std::string& id, const std::string& request_id = "r1",
                                           v1::WorkflowIdReusePolicy policy = {}) {
     v1::StartWorkflowRequest r;

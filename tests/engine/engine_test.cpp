@@ -38,6 +38,28 @@ TEST_F(EngineTest, HelloWorkflowEndToEndWithAResultLongPoll) {
   EXPECT_EQ(d->info().history_length(), 11);
 }
 
+TEST_F(EngineTest, ACanceledPollAnswersAtOnceAndLeavesTasksToOthers) {
+  auto ticket = std::make_shared<PollTicket>();
+  std::promise<Result<v1::PollWorkflowTaskResponse>> gone;
+  v1::PollWorkflowTaskRequest r;
+  r.mutable_task_queue()->set_name("greetings");
+  engine_->poll_workflow_task(
+      r, [&](Result<v1::PollWorkflowTaskResponse> out) { gone.set_value(std::move(out)); }, ticket);
+  ticket->cancel();  // the client disconnected
+  auto answer = gone.get_future();
+  ASSERT_EQ(answer.wait_for(1s), std::future_status::ready);
+  EXPECT_TRUE(answer.get()->task_token().empty());
+
+  ASSERT_TRUE(start("after-cancel").is_ok());
+  EXPECT_FALSE(poll_workflow().task_token().empty()) << "the task went to a live poller";
+
+  auto late = std::make_shared<PollTicket>();
+  late->cancel();
+  ASSERT_TRUE(start("after-cancel-2").is_ok());
+  EXPECT_TRUE(call(&Engine::poll_workflow_task, r, late)->task_token().empty()) << "canceled before it polled";
+  EXPECT_FALSE(poll_workflow().task_token().empty()) << "and the task stayed queued";
+}
+
 TEST_F(EngineTest, PollsReturnEmptyWhenNothingArrives) {
   auto task = poll_workflow();
   EXPECT_TRUE(task.task_token().empty());

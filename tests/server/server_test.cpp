@@ -1,5 +1,7 @@
 // reprise-server as a real process on loopback, with a real SQLite file,
 // driven through the raw gRPC API; killed with SIGKILL and restarted.
+#include <thread>
+
 #include "server_harness.hpp"
 
 namespace reprise {
@@ -83,6 +85,26 @@ TEST(Server, BadRequestsGetTheRightStatusAndNameTheField) {
   v1::SignalWorkflowResponse ignored;
   EXPECT_EQ(call(server.stub(), &Stub::SignalWorkflow, late, &ignored).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST(Server, APollWhoseClientGaveUpDoesNotSwallowATask) {
+  TempDir dir;
+  Server server(dir.file("gone.db"));
+  {
+    grpc::ClientContext impatient;
+    impatient.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
+    v1::PollWorkflowTaskRequest r;
+    r.mutable_task_queue()->set_name("q");
+    v1::PollWorkflowTaskResponse out;
+    EXPECT_EQ(server.stub().PollWorkflowTask(&impatient, r, &out).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server's poll timeout is 500 ms
+  v1::StartWorkflowResponse started;
+  ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request("wanted"), &started).ok());
+  const auto before = std::chrono::steady_clock::now();
+  auto task = poll_workflow(server.stub());
+  EXPECT_FALSE(task.task_token().empty()) << "the abandoned poll did not take it";
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(5));
 }
 
 TEST(Server, EveryWorkflowCompletesAfterKillNineAndRestart) {
