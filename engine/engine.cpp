@@ -84,13 +84,13 @@ void Engine::shutdown() {
   timer_cv_.notify_all();
   if (timer_thread_.joinable()) timer_thread_.join();
   // Parked history long-polls see the engine closing and answer empty.
-  std::map<ExecutionKey, std::vector<std::function<void()>>> parked;
+  std::map<ExecutionKey, std::map<uint64_t, std::function<void()>>> parked;
   {
     std::lock_guard lock(watch_mu_);
     parked.swap(watchers_);
   }
   for (auto& [key, wakes] : parked) {
-    for (auto& wake : wakes) wake();
+    for (auto& [id, wake] : wakes) wake();
   }
   std::map<uint64_t, PendingQuery> queries;
   {
@@ -511,7 +511,8 @@ Status Engine::fill_history(const ExecutionKey& key, int64_t first_event_id, int
   return Status::ok();
 }
 
-void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply) {
+void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply,
+                         std::shared_ptr<PollTicket> ticket) {
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   Result<ExecutionKey> resolved = resolve(ns, request.workflow_execution());
@@ -542,7 +543,8 @@ void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResp
   // Reads what is there; when the caller wants to wait and nothing new is
   // there yet, parks until the execution changes or the wait ends.
   auto attempt = std::make_shared<std::function<void()>>();
-  *attempt = [this, key, first, max_events, request, finish, answered, deadline,
+  auto watch_id = std::make_shared<std::atomic<uint64_t>>(0);
+  *attempt = [this, key, first, max_events, request, finish, answered, deadline, watch_id,
               attempt_weak = std::weak_ptr(attempt)] {
     if (answered->load()) return;
     if (closing()) return finish(v1::GetHistoryResponse());
@@ -569,10 +571,19 @@ void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResp
     if (std::chrono::steady_clock::now() >= deadline) return finish(v1::GetHistoryResponse());
     auto again = attempt_weak.lock();
     if (!again) return;
-    watch(key, [this, again] { executor_.post([again] { (*again)(); }); });
+    const uint64_t id = watch(key, [this, again] { executor_.post([again] { (*again)(); }); });
+    *watch_id = id;
+    if (answered->load()) unwatch(key, id);  // the wait ended while this one was parking
+  };
+  // The wait ends at its deadline or when the caller goes away; either way
+  // the watcher goes too.
+  auto give_up = [this, key, finish, watch_id] {
+    finish(v1::GetHistoryResponse());
+    unwatch(key, watch_id->load());
   };
   // Holding `attempt` keeps the waiting closure alive until the deadline.
-  deadlines_.schedule(deadline, [finish, attempt] { finish(v1::GetHistoryResponse()); });
+  deadlines_.schedule(deadline, [give_up, attempt] { give_up(); });
+  if (ticket) ticket->on_cancel(give_up);
   (*attempt)();
 }
 
@@ -605,13 +616,30 @@ void Engine::list_workflows(v1::ListWorkflowsRequest request, Reply<v1::ListWork
   reply(out);
 }
 
-void Engine::watch(const ExecutionKey& key, std::function<void()> wake) {
+uint64_t Engine::watch(const ExecutionKey& key, std::function<void()> wake) {
   std::lock_guard lock(watch_mu_);
-  watchers_[key].push_back(std::move(wake));
+  const uint64_t id = next_watch_id_++;
+  watchers_[key].emplace(id, std::move(wake));
+  return id;
+}
+
+size_t Engine::parked_history_waits() {
+  std::lock_guard lock(watch_mu_);
+  size_t n = 0;
+  for (const auto& [key, waits] : watchers_) n += waits.size();
+  return n;
+}
+
+void Engine::unwatch(const ExecutionKey& key, uint64_t id) {
+  std::lock_guard lock(watch_mu_);
+  auto it = watchers_.find(key);
+  if (it == watchers_.end()) return;
+  it->second.erase(id);
+  if (it->second.empty()) watchers_.erase(it);
 }
 
 void Engine::wake_watchers(const ExecutionKey& key) {
-  std::vector<std::function<void()>> woken;
+  std::map<uint64_t, std::function<void()>> woken;
   {
     std::lock_guard lock(watch_mu_);
     auto it = watchers_.find(key);
@@ -619,7 +647,7 @@ void Engine::wake_watchers(const ExecutionKey& key) {
     woken = std::move(it->second);
     watchers_.erase(it);
   }
-  for (auto& w : woken) w();
+  for (auto& [id, w] : woken) w();
 }
 
 // --- worker side ---

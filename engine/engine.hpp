@@ -110,7 +110,10 @@ class Engine {
   // DEADLINE_EXCEEDED when no worker answers in time.
   void query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply);
   void describe_workflow(v1::DescribeWorkflowRequest request, Reply<v1::DescribeWorkflowResponse> reply);
-  void get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply);
+  // With wait_new_event, a long-poll like the task polls (and `ticket` ends
+  // it early in the same way).
+  void get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply,
+                   std::shared_ptr<PollTicket> ticket = nullptr);
   void list_workflows(v1::ListWorkflowsRequest request, Reply<v1::ListWorkflowsResponse> reply);
 
   // Worker side. Polls answer an empty response (no task token) on timeout,
@@ -129,6 +132,9 @@ class Engine {
 
   // "" becomes the default namespace; any other is NOT_FOUND for now.
   static Status check_namespace(std::string& namespace_id);
+
+  // History long-polls parked right now (a gauge).
+  size_t parked_history_waits();
 
   // Looks for due timers now (tests that move a ManualClock call this).
   void check_timers();
@@ -181,7 +187,8 @@ class Engine {
                      std::function<Response()> respond, Reply<Response> reply);
   Status fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
                       int64_t& next_event_id);
-  void watch(const ExecutionKey& key, std::function<void()> wake);
+  uint64_t watch(const ExecutionKey& key, std::function<void()> wake);
+  void unwatch(const ExecutionKey& key, uint64_t id);
   void wake_watchers(const ExecutionKey& key);
 
   // Queries (queries.cpp): in-memory tasks on the workflow's queue, answered
@@ -238,8 +245,9 @@ class Engine {
   std::map<uint64_t, PendingQuery> queries_;
   uint64_t next_query_id_ = 1;
 
-  std::mutex watch_mu_;
-  std::map<ExecutionKey, std::vector<std::function<void()>>> watchers_;
+  mutable std::mutex watch_mu_;
+  std::map<ExecutionKey, std::map<uint64_t, std::function<void()>>> watchers_;
+  uint64_t next_watch_id_ = 1;
 
   // Operations started and not yet answered; the destructor waits for none.
   std::mutex ops_mu_;

@@ -94,9 +94,9 @@ grpc::ServerUnaryReactor* GrpcService::DescribeWorkflow(grpc::CallbackServerCont
                                                         v1::DescribeWorkflowResponse* r) {
   return forward(c, q, r, &Engine::describe_workflow);
 }
-grpc::ServerUnaryReactor* GrpcService::GetHistory(grpc::CallbackServerContext* c, const v1::GetHistoryRequest* q,
+grpc::ServerUnaryReactor* GrpcService::GetHistory(grpc::CallbackServerContext*, const v1::GetHistoryRequest* q,
                                                   v1::GetHistoryResponse* r) {
-  return forward(c, q, r, &Engine::get_history);
+  return forward_poll(q, r, &Engine::get_history);
 }
 grpc::ServerUnaryReactor* GrpcService::ListWorkflows(grpc::CallbackServerContext* c, const v1::ListWorkflowsRequest* q,
                                                      v1::ListWorkflowsResponse* r) {

@@ -60,6 +60,27 @@ TEST_F(EngineTest, ACanceledPollAnswersAtOnceAndLeavesTasksToOthers) {
   EXPECT_FALSE(poll_workflow().task_token().empty()) << "and the task stayed queued";
 }
 
+TEST_F(EngineTest, HistoryWaitsThatEndLeaveNothingParked) {
+  ASSERT_TRUE(start("idle-1").is_ok());
+  v1::GetHistoryRequest wait;
+  wait.mutable_workflow_execution()->set_workflow_id("idle-1");
+  wait.set_wait_new_event(true);
+  wait.set_close_event_only(true);
+  wait.mutable_wait_timeout()->set_nanos(100'000'000);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(call(&Engine::get_history, wait)->history().events_size(), 0);
+  EXPECT_EQ(engine_->parked_history_waits(), 0u) << "timed-out waits took their watchers with them";
+
+  auto ticket = std::make_shared<PollTicket>();
+  wait.mutable_wait_timeout()->set_seconds(30);
+  std::promise<Result<v1::GetHistoryResponse>> gone;
+  engine_->get_history(
+      wait, [&](Result<v1::GetHistoryResponse> r) { gone.set_value(std::move(r)); }, ticket);
+  EXPECT_EQ(engine_->parked_history_waits(), 1u);
+  ticket->cancel();  // the client went away
+  EXPECT_EQ(gone.get_future().wait_for(1s), std::future_status::ready);
+  EXPECT_EQ(engine_->parked_history_waits(), 0u);
+}
+
 TEST_F(EngineTest, PollsReturnEmptyWhenNothingArrives) {
   auto task = poll_workflow();
   EXPECT_TRUE(task.task_token().empty());
