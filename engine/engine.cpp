@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "engine/execution/workflow_id_reuse.hpp"
+#include "engine/log.hpp"
 #include "history/proto_time.hpp"
 
 namespace reprise::engine {
@@ -176,6 +177,11 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
     commit(std::move(*t), [this, ms, answer](Result<CommitResult> r) {
       if (!r) return answer(r.status());
       add_sticky_tasks(*ms);
+      if (ms->became_closed()) {
+        log::info("workflow closed", {{"workflow_id", ms->key().workflow_id},
+                                      {"run_id", ms->key().run_id},
+                                      {"status", v1::WorkflowExecutionStatus_Name(ms->state().status()).substr(26)}});
+      }
       answer(ms.get());
     });
   });
@@ -195,6 +201,11 @@ void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then
   }
   store_.commit_async(std::move(t), [this, tasks = std::move(tasks), timers = std::move(timers),
                                      changed = std::move(changed), then](Result<CommitResult> r) mutable {
+    // A lost race (ABORTED) or a failed condition is the caller's to answer;
+    // anything else means the store itself is in trouble.
+    if (!r && r.status().code() != StatusCode::kAborted && r.status().code() != StatusCode::kFailedPrecondition) {
+      log::error("commit failed", {{"error", r.status().to_string()}});
+    }
     // Off the store's writer thread at once.
     executor_.post([this, tasks = std::move(tasks), timers = std::move(timers), changed = std::move(changed), then,
                     r = std::move(r)]() mutable {
@@ -370,8 +381,10 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
     if (!t) return answer(t.status());
     t->current_runs.push_back(
         {{ns, key.workflow_id, key.run_id, v1::WORKFLOW_EXECUTION_STATUS_RUNNING, request.request_id()}, expected_run});
-    commit(std::move(*t), [answer, run_id = key.run_id](Result<CommitResult> r) {
+    commit(std::move(*t), [answer, key, type = request.workflow_type().name()](Result<CommitResult> r) {
       if (!r) return answer(r.status());
+      log::info("workflow started", {{"workflow_id", key.workflow_id}, {"run_id", key.run_id}, {"type", type}});
+      const std::string& run_id = key.run_id;
       v1::StartWorkflowResponse response;
       response.set_run_id(run_id);
       response.set_started(true);
@@ -784,7 +797,16 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
   if (!refs) return reply(refs.status());
   on_task_token<v1::FailWorkflowTaskResponse>(
       request.task_token(), *refs,
-      [request](MutableState& ms, const internal::TaskToken& t) { return ms.fail_workflow_task(t, request); },
+      [request](MutableState& ms, const internal::TaskToken& t) {
+        REPRISE_RETURN_IF_ERROR(ms.fail_workflow_task(t, request));
+        // Blocked workflows are what an operator looks for: say why, every time.
+        log::warn("workflow task failed", {{"workflow_id", t.workflow_id()},
+                                           {"run_id", t.run_id()},
+                                           {"attempt", std::to_string(t.attempt())},
+                                           {"cause", v1::WorkflowTaskFailedCause_Name(request.cause()).substr(27)},
+                                           {"message", request.failure().message()}});
+        return Status::ok();
+      },
       [] { return v1::FailWorkflowTaskResponse(); }, std::move(reply));
 }
 
@@ -857,7 +879,13 @@ void Engine::collect_blob_garbage_if_due() {
   if (now < next_blob_gc_) return;
   next_blob_gc_ = now + options_.blob_gc_interval;
   Result<GcStats> gc = store_.blobs().collect_garbage(options_.blob_gc_grace);
-  if (!gc) std::fprintf(stderr, "reprise: blob garbage collection failed: %s\n", gc.status().to_string().c_str());
+  if (!gc) {
+    log::error("blob garbage collection failed", {{"error", gc.status().to_string()}});
+  } else if (gc->blobs_deleted > 0 || gc->uploads_abandoned > 0) {
+    log::info("blob garbage collected", {{"blobs", std::to_string(gc->blobs_deleted)},
+                                         {"bytes", std::to_string(gc->bytes_freed)},
+                                         {"abandoned_uploads", std::to_string(gc->uploads_abandoned)}});
+  }
 }
 
 void Engine::timer_loop() {

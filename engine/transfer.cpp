@@ -4,6 +4,7 @@
 // transition that carries it out, so each survives a crash; a failed attempt
 // (a lost race on a version or a current run) is retried after a pause.
 #include "engine/engine.hpp"
+#include "engine/log.hpp"
 
 namespace reprise::engine {
 
@@ -16,8 +17,8 @@ constexpr auto kTransferRetryDelay = std::chrono::milliseconds(200);
 void Engine::run_transfer(TaskRecord task) {
   internal::TransferTask transfer;
   if (!transfer.ParseFromString(task.payload)) {
-    std::fprintf(stderr, "reprise: dropping transfer task %lld of %s: its payload does not parse\n",
-                 static_cast<long long>(task.task_id), task.execution.to_string().c_str());
+    log::error("dropping a transfer task whose payload does not parse",
+               {{"task_id", std::to_string(task.task_id)}, {"execution", task.execution.to_string()}});
     return drop_task(task.task_id);
   }
   const int64_t task_id = task.task_id;
@@ -84,8 +85,9 @@ void Engine::run_transfer(TaskRecord task) {
           remove_row, retry_on_error);
     }
     default:
-      std::fprintf(stderr, "reprise: dropping transfer task %lld of %s: unknown kind %d\n",
-                   static_cast<long long>(task_id), task.execution.to_string().c_str(), transfer.kind());
+      log::error("dropping a transfer task of unknown kind", {{"task_id", std::to_string(task_id)},
+                                                              {"execution", task.execution.to_string()},
+                                                              {"kind", std::to_string(transfer.kind())}});
       return drop_task(task_id);
   }
 }
@@ -94,6 +96,8 @@ void Engine::retry_transfer(TaskRecord task) {
   // The pause counts as an operation, so shutdown waits for it rather than
   // letting it touch a destroyed engine.
   if (!begin_op()) return;  // the row stays; the next start picks it up
+  log::debug("transfer task retried",
+             {{"task_id", std::to_string(task.task_id)}, {"execution", task.execution.to_string()}});
   deadlines_.schedule(std::chrono::steady_clock::now() + kTransferRetryDelay, [this, task = std::move(task)]() mutable {
     if (!closing()) executor_.post([this, task = std::move(task)]() mutable { run_transfer(std::move(task)); });
     end_op();

@@ -35,8 +35,8 @@ struct Server {
 
 Server start_server(const std::string& binary, const std::string& db) {
   Server s;
-  s.process = std::make_unique<engine::testing::ChildProcess>(
-      std::vector<std::string>{binary, "--db", db, "--listen", "127.0.0.1:0", "--poll-timeout-ms", "1000"});
+  s.process = std::make_unique<engine::testing::ChildProcess>(std::vector<std::string>{
+      binary, "--db", db, "--listen", "127.0.0.1:0", "--poll-timeout-ms", "1000", "--log-level", "warn"});
   std::string line;
   std::smatch m;
   if (!s.process->read_line(line) || !std::regex_search(line, m, std::regex("listening on (\\S+)"))) {

@@ -143,6 +143,7 @@ class MutableState {
   const ExecutionKey& key() const { return key_; }
   int64_t next_event_id() const { return builder_.next_event_id(); }
   bool closed() const { return state_.status() != v1::WORKFLOW_EXECUTION_STATUS_RUNNING; }
+  bool became_closed() const { return became_closed_; }
   // The operation found its task or timer no longer applies and changed
   // nothing: the caller only drops the row, without rewriting the execution.
   bool found_stale() const { return stale_; }

@@ -6,7 +6,9 @@
 //                  [--max-pending-activities N] [--max-pending-children N]
 //                  [--max-id-length N] [--claim-check-threshold-bytes N]
 //                  [--blob-limit-bytes N] [--durability full|normal]
+//                  [--log-level debug|info|warn|error|off]
 //
+// Logs go to stderr, one logfmt line per event (engine/log.hpp).
 // Prints "reprise-server listening on HOST:PORT" once it serves (with the
 // real port when asked for port 0). SIGTERM or SIGINT: stop accepting, let
 // operations in flight finish, close the database cleanly.
@@ -19,6 +21,7 @@
 #include <string>
 
 #include "engine/engine.hpp"
+#include "engine/log.hpp"
 #include "engine/server/grpc_service.hpp"
 #include "engine/store/sqlite_store.hpp"
 
@@ -87,7 +90,11 @@ Flags parse(int argc, char** argv) {
       f.engine.claim_check.threshold = static_cast<size_t>(parse_int(flag, value));
     else if (flag == "--blob-limit-bytes")
       f.engine.claim_check.blob_limit = parse_int(flag, value);
-    else if (flag == "--durability") {
+    else if (flag == "--log-level") {
+      Result<log::Level> level = log::parse_level(value);
+      if (!level) usage_error(level.status().message());
+      log::set_level(*level);
+    } else if (flag == "--durability") {
       if (std::strcmp(value, "full") == 0)
         f.store.durability = Durability::kFull;
       else if (std::strcmp(value, "normal") == 0)
@@ -137,6 +144,7 @@ int main(int argc, char** argv) {
   }
   const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
   std::printf("reprise-server listening on %s:%d (db %s)\n", host.c_str(), port, flags.db.c_str());
+  log::info("server listening", {{"address", host + ":" + std::to_string(port)}, {"db", flags.db}});
   std::fflush(stdout);
 
   int signal_number = 0;
@@ -149,5 +157,6 @@ int main(int argc, char** argv) {
   engine->reset();
   store->reset();  // commits what is queued, then closes the database
   std::printf("reprise-server: stopped cleanly\n");
+  log::info("server stopped");
   return 0;
 }

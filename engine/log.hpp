@@ -1,0 +1,48 @@
+// Structured logs: one line per event on stderr in logfmt,
+//   ts=2026-12-02T21:24:42.123Z level=info msg="workflow closed" workflow_id=order-1 status=COMPLETED
+// so a person can read them and a log pipeline can parse them without a
+// schema. Written by hand: a line format and a level need no library.
+//
+// Thread safety: all functions may be called from any thread; a line is
+// written whole.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "history/status.hpp"
+
+namespace reprise::log {
+
+enum class Level { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3, kOff = 4 };
+
+void set_level(Level level);
+bool enabled(Level level);
+// "debug", "info", "warn", "error" or "off".
+Result<Level> parse_level(std::string_view name);
+
+struct Field {
+  std::string_view key;
+  std::string value;
+};
+
+void write(Level level, std::string_view message, std::initializer_list<Field> fields = {});
+
+inline void debug(std::string_view m, std::initializer_list<Field> f = {}) {
+  if (enabled(Level::kDebug)) write(Level::kDebug, m, f);
+}
+inline void info(std::string_view m, std::initializer_list<Field> f = {}) {
+  if (enabled(Level::kInfo)) write(Level::kInfo, m, f);
+}
+inline void warn(std::string_view m, std::initializer_list<Field> f = {}) {
+  if (enabled(Level::kWarn)) write(Level::kWarn, m, f);
+}
+inline void error(std::string_view m, std::initializer_list<Field> f = {}) {
+  if (enabled(Level::kError)) write(Level::kError, m, f);
+}
+
+// The line write() would print, without the timestamp (for tests).
+std::string format(Level level, std::string_view message, std::initializer_list<Field> fields);
+
+}  // namespace reprise::log
