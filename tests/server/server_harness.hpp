@@ -23,7 +23,8 @@ class Server {
   explicit Server(const std::string& db, std::vector<std::string> extra_flags = {}) {
     const char* binary = std::getenv("REPRISE_SERVER");
     EXPECT_NE(binary, nullptr) << "REPRISE_SERVER is not set";
-    std::vector<std::string> args{binary, "--db", db, "--listen", "127.0.0.1:0", "--poll-timeout-ms", "500"};
+    std::vector<std::string> args{binary, "--db",        db,    "--listen", "127.0.0.1:0", "--poll-timeout-ms",
+                                  "500",  "--log-level", "warn"};
     args.insert(args.end(), extra_flags.begin(), extra_flags.end());
     process_ = std::make_unique<ChildProcess>(args);
     std::string line;
@@ -45,6 +46,7 @@ class Server {
     return process_->wait();
   }
   v1::WorkflowService::Stub& stub() { return *stub_; }
+  const std::string& address() const { return address_; }
   const std::string& last_line() const { return last_line_; }
 
  private:
