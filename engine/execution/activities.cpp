@@ -1,0 +1,192 @@
+// Activities: started by a poll, heartbeats, and their outcomes with retries.
+#include <algorithm>
+
+#include "engine/execution/mutable_state.hpp"
+#include "engine/execution/state_util.hpp"
+#include "history/proto_time.hpp"
+
+namespace reprise::engine {
+
+using namespace state_util;
+
+// --- activities ---
+
+Result<Applied> MutableState::start_activity(const internal::TaskPayload& payload, const std::string& identity,
+                                             v1::PollActivityTaskResponse& response) {
+  if (closed()) return stale();
+  auto it = state_.mutable_activities()->find(payload.scheduled_event_id());
+  if (it == state_.mutable_activities()->end()) return stale();
+  internal::ActivityInfo& info = it->second;
+  if (info.started() || info.attempt() != payload.attempt()) return stale();
+  info.set_started(true);
+  info.set_started_identity(identity);
+  set_time(info.mutable_started_time(), now_);
+  info.clear_last_heartbeat_time();
+
+  internal::TimerTask t;
+  t.set_kind(internal::TimerTask::KIND_ACTIVITY_TIMEOUT);
+  t.set_scheduled_event_id(payload.scheduled_event_id());
+  t.set_attempt(info.attempt());
+  t.set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
+  add_timer(now_ + to_nanos(info.start_to_close_timeout()), t);
+  if (positive(info.heartbeat_timeout())) {
+    t.set_timeout_type(v1::TIMEOUT_TYPE_HEARTBEAT);
+    add_timer(now_ + to_nanos(info.heartbeat_timeout()), t);
+  }
+
+  internal::TaskToken token;
+  token.set_namespace_(key_.namespace_id);
+  token.set_workflow_id(key_.workflow_id);
+  token.set_run_id(key_.run_id);
+  token.set_scheduled_event_id(payload.scheduled_event_id());
+  token.set_attempt(info.attempt());
+  token.set_activity(true);
+  response.set_task_token(encode_token(token));
+  response.mutable_workflow_execution()->set_workflow_id(key_.workflow_id);
+  response.mutable_workflow_execution()->set_run_id(key_.run_id);
+  *response.mutable_workflow_type() = state_.workflow_type();
+  response.set_activity_id(info.activity_id());
+  *response.mutable_activity_type() = info.activity_type();
+  *response.mutable_heartbeat_details() = info.heartbeat_details();
+  *response.mutable_scheduled_time() = info.attempt_scheduled_time();
+  *response.mutable_started_time() = info.started_time();
+  response.set_attempt(info.attempt());
+  *response.mutable_schedule_to_close_timeout() = info.schedule_to_close_timeout();
+  *response.mutable_start_to_close_timeout() = info.start_to_close_timeout();
+  *response.mutable_heartbeat_timeout() = info.heartbeat_timeout();
+  return Applied::kYes;
+}
+
+Result<internal::ActivityInfo*> MutableState::activity_for_token(const internal::TaskToken& token) {
+  if (!token.activity()) return Status::invalid_argument("task_token belongs to a workflow task");
+  if (closed()) return Status::not_found(token_error("the workflow execution is closed"));
+  auto it = state_.mutable_activities()->find(token.scheduled_event_id());
+  if (it == state_.mutable_activities()->end()) {
+    return Status::not_found(token_error("the activity it names is no longer pending"));
+  }
+  if (it->second.attempt() != token.attempt() || !it->second.started()) {
+    return Status::not_found(token_error("the activity attempt it names is no longer running"));
+  }
+  return &it->second;
+}
+
+Result<bool> MutableState::heartbeat_activity(const internal::TaskToken& token, const v1::Payloads& details) {
+  Result<internal::ActivityInfo*> activity = activity_for_token(token);
+  if (!activity) return activity.status();
+  *(*activity)->mutable_heartbeat_details() = details;
+  set_time((*activity)->mutable_last_heartbeat_time(), now_);
+  return (*activity)->cancel_requested();
+}
+
+void MutableState::close_activity(int64_t scheduled_event_id, v1::HistoryEvent outcome) {
+  const internal::ActivityInfo& info = state_.activities().at(scheduled_event_id);
+  if (info.started()) {
+    v1::HistoryEvent started;
+    auto* s = started.mutable_activity_task_started();
+    s->set_scheduled_event_id(scheduled_event_id);
+    s->set_identity(info.started_identity());
+    s->set_attempt(info.attempt());
+    *s->mutable_last_failure() = info.last_failure();
+    const int64_t started_event_id = deliver(std::move(started)).event_id();
+    // When buffered, the id is fixed up as the buffer is written.
+    switch (outcome.attributes_case()) {
+      case v1::HistoryEvent::kActivityTaskCompleted:
+        outcome.mutable_activity_task_completed()->set_started_event_id(started_event_id);
+        break;
+      case v1::HistoryEvent::kActivityTaskFailed:
+        outcome.mutable_activity_task_failed()->set_started_event_id(started_event_id);
+        break;
+      case v1::HistoryEvent::kActivityTaskTimedOut:
+        outcome.mutable_activity_task_timed_out()->set_started_event_id(started_event_id);
+        break;
+      case v1::HistoryEvent::kActivityTaskCanceled:
+        outcome.mutable_activity_task_canceled()->set_started_event_id(started_event_id);
+        break;
+      default:
+        break;
+    }
+  }
+  state_.mutable_activities()->erase(scheduled_event_id);
+  deliver(std::move(outcome));
+}
+
+Status MutableState::complete_activity(const internal::TaskToken& token, const v1::Payloads& result,
+                                       const std::string& identity) {
+  Result<internal::ActivityInfo*> activity = activity_for_token(token);
+  if (!activity) return activity.status();
+  v1::HistoryEvent e;
+  auto* a = e.mutable_activity_task_completed();
+  *a->mutable_result() = result;
+  a->set_scheduled_event_id(token.scheduled_event_id());
+  a->set_identity(identity);
+  close_activity(token.scheduled_event_id(), std::move(e));
+  return Status::ok();
+}
+
+bool MutableState::should_retry(const internal::ActivityInfo& activity, const v1::Failure& failure) const {
+  if (failure.non_retryable()) return false;
+  const auto& policy = activity.retry_policy();
+  if (policy.maximum_attempts() > 0 && activity.attempt() >= policy.maximum_attempts()) return false;
+  const auto& types = policy.non_retryable_error_types();
+  if (!failure.type().empty() && std::find(types.begin(), types.end(), failure.type()) != types.end()) return false;
+  if (positive(activity.schedule_to_close_timeout())) {
+    const TimePoint deadline = to_time(activity.scheduled_time()) + to_nanos(activity.schedule_to_close_timeout());
+    if (now_ + retry_backoff(policy, activity.attempt() + 1) >= deadline) return false;
+  }
+  return true;
+}
+
+void MutableState::retry_activity(internal::ActivityInfo& activity, int64_t scheduled_event_id,
+                                  const v1::Failure& failure) {
+  const int next = activity.attempt() + 1;
+  const TimePoint at = now_ + retry_backoff(activity.retry_policy(), next);
+  activity.set_attempt(next);
+  activity.set_started(false);
+  activity.clear_started_identity();
+  *activity.mutable_last_failure() = failure;
+  set_time(activity.mutable_next_attempt_time(), at);
+  internal::TimerTask t;
+  t.set_kind(internal::TimerTask::KIND_ACTIVITY_RETRY);
+  t.set_scheduled_event_id(scheduled_event_id);
+  t.set_attempt(next);
+  add_timer(at, t);
+}
+
+Status MutableState::fail_activity(const internal::TaskToken& token, const v1::Failure& failure,
+                                   const v1::Payloads& last_heartbeat_details, const std::string& identity) {
+  Result<internal::ActivityInfo*> found = activity_for_token(token);
+  if (!found) return found.status();
+  internal::ActivityInfo& activity = **found;
+  if (last_heartbeat_details.payloads_size() > 0) *activity.mutable_heartbeat_details() = last_heartbeat_details;
+  if (should_retry(activity, failure)) {
+    retry_activity(activity, token.scheduled_event_id(), failure);
+    return Status::ok();
+  }
+  v1::HistoryEvent e;
+  auto* a = e.mutable_activity_task_failed();
+  *a->mutable_failure() = failure;
+  a->set_scheduled_event_id(token.scheduled_event_id());
+  a->set_identity(identity);
+  close_activity(token.scheduled_event_id(), std::move(e));
+  return Status::ok();
+}
+
+Status MutableState::report_activity_canceled(const internal::TaskToken& token, const v1::Payloads& details,
+                                              const std::string& identity) {
+  Result<internal::ActivityInfo*> found = activity_for_token(token);
+  if (!found) return found.status();
+  if (!(*found)->cancel_requested()) {
+    return Status::failed_precondition("activity '" + (*found)->activity_id() +
+                                       "' was not asked to cancel; report its completion or failure instead");
+  }
+  v1::HistoryEvent e;
+  auto* a = e.mutable_activity_task_canceled();
+  *a->mutable_details() = details;
+  a->set_latest_cancel_requested_event_id((*found)->cancel_requested_event_id());
+  a->set_scheduled_event_id(token.scheduled_event_id());
+  a->set_identity(identity);
+  close_activity(token.scheduled_event_id(), std::move(e));
+  return Status::ok();
+}
+
+}  // namespace reprise::engine
