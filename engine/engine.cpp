@@ -682,8 +682,12 @@ void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::P
       [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollWorkflowTaskResponse& out) {
         // The sticky worker has the workflow cached up to its last task.
         const int64_t first = payload.sticky() ? out.previous_started_event_id() + 1 : 1;
+        v1::History transient;  // a retry's own events, not written yet: they go last
+        transient.Swap(out.mutable_history());
         int64_t next = 0;
-        return fill_history(task.execution, first, INT_MAX, *out.mutable_history(), next);
+        REPRISE_RETURN_IF_ERROR(fill_history(task.execution, first, INT_MAX, *out.mutable_history(), next));
+        for (auto& e : *transient.mutable_events()) *out.mutable_history()->add_events() = std::move(e);
+        return Status::ok();
       });
 }
 

@@ -58,7 +58,15 @@ Result<internal::TaskToken> MutableState::decode_token(std::string_view bytes) {
 
 // --- events ---
 
-v1::HistoryEvent& MutableState::append(v1::HistoryEvent event) { return builder_.append(std::move(event)); }
+v1::HistoryEvent& MutableState::append(v1::HistoryEvent event) {
+  // History moves on under a transient task that has not started: it becomes
+  // a normal one first, so its scheduled event keeps the id it was given.
+  if (state_.has_workflow_task() && state_.workflow_task().transient() &&
+      state_.workflow_task().started_event_id() == 0) {
+    write_transient_scheduled();
+  }
+  return builder_.append(std::move(event));
+}
 
 v1::HistoryEvent& MutableState::deliver(v1::HistoryEvent event) {
   if (state_.has_workflow_task() && state_.workflow_task().started_event_id() != 0) {
@@ -70,7 +78,7 @@ v1::HistoryEvent& MutableState::deliver(v1::HistoryEvent event) {
   return append(std::move(event));
 }
 
-void MutableState::flush_buffered_events() {
+void MutableState::flush_buffered_events(bool wake) {
   int64_t last_activity_started = 0;
   for (auto& e : *state_.mutable_buffered_events()) {
     // Activity close events point at the started event just before them,
@@ -101,7 +109,7 @@ void MutableState::flush_buffered_events() {
         break;
     }
   }
-  if (state_.buffered_events_size() > 0) wake_pending_ = true;
+  if (wake && state_.buffered_events_size() > 0) wake_pending_ = true;
   state_.clear_buffered_events();
 }
 
@@ -479,17 +487,18 @@ Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
           wt.started_event_id() == 0) {
         return stale();
       }
-      v1::HistoryEvent e;
-      auto* a = e.mutable_workflow_task_timed_out();
-      a->set_scheduled_event_id(wt.scheduled_event_id());
-      a->set_started_event_id(wt.started_event_id());
-      a->set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
-      append(std::move(e));
+      if (!wt.transient()) {  // a transient attempt's timeout leaves no trace
+        v1::HistoryEvent e;
+        auto* a = e.mutable_workflow_task_timed_out();
+        a->set_scheduled_event_id(wt.scheduled_event_id());
+        a->set_started_event_id(wt.started_event_id());
+        a->set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
+        append(std::move(e));
+      }
       state_.clear_workflow_task();
       set_sticky({});
       state_.set_workflow_task_attempt(wt.attempt() + 1);
-      for (auto& buffered : *state_.mutable_buffered_events()) append(std::move(buffered));
-      state_.clear_buffered_events();
+      flush_buffered_events(false);
       schedule_workflow_task();  // the worker is gone or stuck: another may take it at once
       return Applied::kYes;
     }

@@ -168,7 +168,11 @@ class MutableState {
   // workflow task is running and the workflow must see it next time.
   v1::HistoryEvent& append(v1::HistoryEvent event);
   v1::HistoryEvent& deliver(v1::HistoryEvent event);
-  void flush_buffered_events();
+  // Writes the buffered events; with `wake`, a workflow task follows.
+  void flush_buffered_events(bool wake = true);
+  // A transient workflow task stops being one: its events are written.
+  void write_transient_scheduled();
+  Status write_transient_events();
 
   void schedule_workflow_task();
   void wake_workflow();  // schedules a workflow task unless one is pending

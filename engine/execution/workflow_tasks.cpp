@@ -11,19 +11,29 @@ using namespace state_util;
 
 // --- workflow tasks ---
 
-void MutableState::schedule_workflow_task() {
-  const int attempt = std::max(1, state_.workflow_task_attempt());
+namespace {
+
+v1::HistoryEvent scheduled_event(const internal::ExecutionState& state, int attempt) {
   v1::HistoryEvent e;
   auto* a = e.mutable_workflow_task_scheduled();
-  *a->mutable_task_queue() = state_.task_queue();
-  *a->mutable_start_to_close_timeout() = state_.workflow_task_timeout();
+  *a->mutable_task_queue() = state.task_queue();
+  *a->mutable_start_to_close_timeout() = state.workflow_task_timeout();
   a->set_attempt(attempt);
-  const int64_t scheduled_event_id = append(std::move(e)).event_id();
+  return e;
+}
 
+}  // namespace
+
+void MutableState::schedule_workflow_task() {
+  const int attempt = std::max(1, state_.workflow_task_attempt());
+  const bool transient = attempt > 1;
+  const int64_t scheduled_event_id =
+      transient ? builder_.next_event_id() : append(scheduled_event(state_, attempt)).event_id();
   auto* wt = state_.mutable_workflow_task();
   wt->Clear();
   wt->set_scheduled_event_id(scheduled_event_id);
   wt->set_attempt(attempt);
+  wt->set_transient(transient);
   set_time(wt->mutable_scheduled_time(), now_);
   if (state_.sticky_queue().empty()) {
     add_workflow_task_row(false);
@@ -66,6 +76,35 @@ void MutableState::set_sticky(const v1::StickyExecutionAttributes& attributes) {
   }
 }
 
+void MutableState::write_transient_scheduled() {
+  auto* wt = state_.mutable_workflow_task();
+  wt->set_transient(false);
+  v1::HistoryEvent& written = builder_.append(scheduled_event(state_, wt->attempt()));
+  *written.mutable_event_time() = wt->scheduled_time();
+  if (written.event_id() != wt->scheduled_event_id()) {
+    // Cannot happen while every append goes through append(); if it did, the
+    // queued task would name the wrong event and never start: requeue it.
+    wt->set_scheduled_event_id(written.event_id());
+    add_workflow_task_row(false);
+  }
+}
+
+Status MutableState::write_transient_events() {
+  auto* wt = state_.mutable_workflow_task();
+  if (!wt->transient()) return Status::ok();
+  for (const v1::HistoryEvent& shown : wt->transient_events()) {
+    v1::HistoryEvent& written = builder_.append(shown);
+    *written.mutable_event_time() = shown.event_time();  // exactly what the worker saw
+    if (written.event_id() != shown.event_id()) {
+      return Status::internal("transient workflow task events of " + key_.to_string() + " lost their place (" +
+                              std::to_string(shown.event_id()) + " became " + std::to_string(written.event_id()) + ")");
+    }
+  }
+  wt->set_transient(false);
+  wt->clear_transient_events();
+  return Status::ok();
+}
+
 void MutableState::wake_workflow() {
   if (closed() || state_.has_workflow_task()) return;
   schedule_workflow_task();
@@ -82,17 +121,31 @@ Result<Applied> MutableState::start_workflow_task(const internal::TaskPayload& p
   v1::HistoryEvent e;
   e.mutable_workflow_task_started()->set_scheduled_event_id(wt->scheduled_event_id());
   e.mutable_workflow_task_started()->set_identity(identity);
-  v1::HistoryEvent& started = append(std::move(e));
-  const int64_t started_event_id = started.event_id();
+  v1::HistoryEvent* started = nullptr;
+  int64_t before = state_.history_bytes();  // of the history before the started event
+  int64_t events = state_.history_events() + static_cast<int64_t>(builder_.events().size()) + 1;
+  if (wt->transient()) {
+    // Shown to the worker, kept in the state, written only on completion.
+    history::HistoryBuilder shown(wt->scheduled_event_id(), now_);
+    v1::HistoryEvent& scheduled = shown.append(scheduled_event(state_, wt->attempt()));
+    *scheduled.mutable_event_time() = wt->scheduled_time();
+    shown.append(std::move(e));
+    for (auto& ev : shown.take()) *wt->add_transient_events() = std::move(ev);
+    started = wt->mutable_transient_events(1);
+    before += history::event_bytes(wt->transient_events(0));
+    ++events;
+  } else {
+    started = &append(std::move(e));
+  }
+  const int64_t started_event_id = started->event_id();
   // The history's size including this event, whose own size depends on the
   // number: settle it in two rounds (a varint grows by at most a byte).
-  int64_t before = state_.history_bytes();
   for (const auto& ev : builder_.events()) before += ev.event_id() == started_event_id ? 0 : history::event_bytes(ev);
-  auto* a = started.mutable_workflow_task_started();
-  for (int round = 0; round < 2; ++round) a->set_history_size_bytes(before + history::event_bytes(started));
-  const history::HistorySize projected{state_.history_events() + static_cast<int64_t>(builder_.events().size()),
-                                       a->history_size_bytes()};
+  auto* a = started->mutable_workflow_task_started();
+  for (int round = 0; round < 2; ++round) a->set_history_size_bytes(before + history::event_bytes(*started));
+  const history::HistorySize projected{events, a->history_size_bytes()};
   a->set_suggest_continue_as_new(history::check_limits(projected, config_.history_limits) != history::LimitLevel::kOk);
+  for (const auto& shown : wt->transient_events()) *response.mutable_history()->add_events() = shown;
   wt->set_started_event_id(started_event_id);
   wt->set_started_identity(identity);
   set_time(wt->mutable_started_time(), now_);
@@ -165,6 +218,7 @@ Status MutableState::complete_workflow_task(const internal::TaskToken& token,
     return Status::invalid_argument("sticky_attributes.worker_task_queue.name is too long");
   }
   set_sticky(request.sticky_attributes());
+  REPRISE_RETURN_IF_ERROR(write_transient_events());
   v1::HistoryEvent e;
   auto* a = e.mutable_workflow_task_completed();
   a->set_scheduled_event_id(wt.scheduled_event_id());
@@ -192,6 +246,7 @@ Status MutableState::reject_closing_completion(const std::string& identity) {
   // The workflow would close without seeing what arrived while it ran: the
   // task fails, the new events are written, and a fresh task (not a retry of
   // broken code, so attempt 1 and no backoff) lets the workflow handle them.
+  REPRISE_RETURN_IF_ERROR(write_transient_events());
   const auto wt = state_.workflow_task();
   const int arrived = state_.buffered_events_size();
   v1::HistoryEvent e;
@@ -217,22 +272,22 @@ Status MutableState::reject_closing_completion(const std::string& identity) {
 Status MutableState::fail_workflow_task(const internal::TaskToken& token, const v1::FailWorkflowTaskRequest& request) {
   REPRISE_RETURN_IF_ERROR(check_workflow_task_token(token));
   const auto wt = state_.workflow_task();
-  v1::HistoryEvent e;
-  auto* a = e.mutable_workflow_task_failed();
-  a->set_scheduled_event_id(wt.scheduled_event_id());
-  a->set_started_event_id(wt.started_event_id());
-  a->set_cause(request.cause());
-  *a->mutable_failure() = request.failure();
-  a->set_identity(request.identity());
-  append(std::move(e));
+  if (!wt.transient()) {  // the first failure is recorded; its retries leave no trace until one completes
+    v1::HistoryEvent e;
+    auto* a = e.mutable_workflow_task_failed();
+    a->set_scheduled_event_id(wt.scheduled_event_id());
+    a->set_started_event_id(wt.started_event_id());
+    a->set_cause(request.cause());
+    *a->mutable_failure() = request.failure();
+    a->set_identity(request.identity());
+    append(std::move(e));
+  }
   state_.clear_workflow_task();
   set_sticky({});
   *state_.mutable_last_workflow_task_failure() = request.failure();
   const int next_attempt = wt.attempt() + 1;
   state_.set_workflow_task_attempt(next_attempt);
-  // Events that arrived meanwhile are written now; the retry sees them.
-  for (auto& buffered : *state_.mutable_buffered_events()) append(std::move(buffered));
-  state_.clear_buffered_events();
+  flush_buffered_events(false);  // the retry sees what arrived meanwhile, after its backoff
 
   v1::RetryPolicy backoff_policy;
   set_duration(backoff_policy.mutable_maximum_interval(), config_.max_workflow_task_backoff);

@@ -10,6 +10,7 @@
 
 #include "../store/store_test_util.hpp"
 #include "engine/engine.hpp"
+#include "engine/log.hpp"
 #include "engine/store/sqlite_store.hpp"
 
 namespace reprise::engine {
@@ -20,6 +21,7 @@ using testing::TempDir;
 class EngineTest : public ::testing::Test {
  public:
   void SetUp() override {
+    log::set_level(log::Level::kWarn);  // keep test output to what matters
     StoreOptions store_options;
     store_options.clock = &clock_;
     auto store = SqliteStore::open(dir_.file("engine.db"), store_options);

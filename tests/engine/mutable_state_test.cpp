@@ -520,6 +520,71 @@ TEST_F(MutableStateTest, WorkflowTaskTimeoutAndFailureAreRetried) {
   EXPECT_EQ(last_workflow_poll_.attempt(), 3);
 }
 
+TEST_F(MutableStateTest, RetriesOfAFailingWorkflowTaskDoNotGrowHistory) {
+  const auto k = key();
+  ASSERT_TRUE(start(k).is_ok());
+  v1::FailWorkflowTaskRequest fail;
+  fail.set_cause(v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR);
+  fail.mutable_failure()->set_message("null dereference in checkout()");
+  auto fail_next = [&] {
+    auto token = *MutableState::decode_token(take(TaskKind::kWorkflowTask));
+    ASSERT_TRUE(apply(k, [&](MutableState& ms) { return ms.fail_workflow_task(token, fail); }).is_ok());
+  };
+  fail_next();  // the first failure is written
+  const size_t length = types(k).size();
+  EXPECT_EQ(types(k).back(), E::EVENT_TYPE_WORKFLOW_TASK_FAILED);
+  for (int attempt = 2; attempt <= 6; ++attempt) {
+    clock_.advance(std::chrono::minutes(1));  // past any backoff so far
+    ASSERT_EQ(fire_due_timers(), 1);
+    fail_next();
+    EXPECT_EQ(last_workflow_poll_.attempt(), attempt);
+    const auto& shown = last_workflow_poll_.history();
+    ASSERT_EQ(shown.events_size(), 2) << "the worker is shown the retry's own scheduled and started events";
+    EXPECT_EQ(shown.events(0).event_id(), static_cast<int64_t>(length) + 1);
+    EXPECT_EQ(shown.events(0).workflow_task_scheduled().attempt(), attempt);
+    EXPECT_EQ(shown.events(1).event_type(), E::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+    EXPECT_EQ(types(k).size(), length) << "attempt " << attempt << " wrote nothing";
+  }
+  EXPECT_EQ(state(k).workflow_task_attempt(), 7);
+
+  // The attempt that completes writes its events, exactly as the worker saw them.
+  clock_.advance(std::chrono::minutes(2));
+  ASSERT_EQ(fire_due_timers(), 1);
+  const std::string token = take(TaskKind::kWorkflowTask);
+  const v1::History shown = last_workflow_poll_.history();
+  ASSERT_TRUE(complete(token, {complete_workflow("fixed")}).is_ok());
+  const v1::History h = history(k);
+  ASSERT_EQ(h.events_size(), static_cast<int>(length) + 4);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(h.events(static_cast<int>(length) + i).SerializeAsString(), shown.events(i).SerializeAsString());
+  }
+  for (int i = 0; i < h.events_size(); ++i) EXPECT_EQ(h.events(i).event_id(), i + 1);
+  EXPECT_EQ(h.events(h.events_size() - 1).event_type(), E::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+}
+
+TEST_F(MutableStateTest, ASignalTurnsAWaitingRetryIntoAnOrdinaryTask) {
+  const auto k = key();
+  ASSERT_TRUE(start(k).is_ok());
+  auto token = *MutableState::decode_token(take(TaskKind::kWorkflowTask));
+  v1::FailWorkflowTaskRequest fail;
+  fail.mutable_failure()->set_message("boom");
+  ASSERT_TRUE(apply(k, [&](MutableState& ms) { return ms.fail_workflow_task(token, fail); }).is_ok());
+  clock_.advance(1s);
+  ASSERT_EQ(fire_due_timers(), 1);  // attempt 2 is scheduled, transient
+  const size_t length = types(k).size();
+  ASSERT_TRUE(apply(k, [](MutableState& ms) { return ms.signal("go", {}, "client", ""); }).is_ok());
+  const auto t = types(k);
+  ASSERT_EQ(t.size(), length + 2);
+  EXPECT_EQ(t[length], E::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED) << "the retry's event is written first, at its id";
+  EXPECT_EQ(t[length + 1], E::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+  const std::string retry = take(TaskKind::kWorkflowTask);
+  ASSERT_FALSE(retry.empty()) << "the queued task still matches";
+  EXPECT_EQ(types(k).back(), E::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  ASSERT_TRUE(complete(retry, {complete_workflow("ok")}).is_ok());
+  const v1::History h = history(k);
+  for (int i = 0; i < h.events_size(); ++i) EXPECT_EQ(h.events(i).event_id(), i + 1);
+}
+
 TEST_F(MutableStateTest, RunTimeoutClosesTheWorkflow) {
   const auto k = key();
   ASSERT_TRUE(start(k, [](auto& r) { r.mutable_workflow_run_timeout()->set_seconds(60); }).is_ok());
