@@ -205,8 +205,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   engine::testing::TempDir dir;
-  engine::testing::ChildProcess server(
-      {o.server, "--db", dir.file("load.db"), "--listen", "127.0.0.1:0", "--durability", o.durability});
+  engine::testing::ChildProcess server({o.server, "--db", dir.file("load.db"), "--listen", "127.0.0.1:0",
+                                        "--durability", o.durability, "--log-level", "warn"});
   std::string line;
   std::smatch m;
   if (!server.read_line(line) || !std::regex_search(line, m, std::regex("listening on (\\S+)"))) {

@@ -561,32 +561,42 @@ void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResp
               attempt_weak = std::weak_ptr(attempt)] {
     if (answered->load()) return;
     if (closing()) return finish(v1::GetHistoryResponse());
+    auto again = attempt_weak.lock();
+    if (!again) return;
+    if (request.wait_new_event()) {
+      // Watch before reading: a change committed after the read would
+      // otherwise wake nobody until the deadline.
+      const uint64_t id = watch(key, [this, again] { executor_.post([again] { (*again)(); }); });
+      watch_id->store(id);
+    }
+    auto done = [&](Result<v1::GetHistoryResponse> r) {
+      unwatch(key, watch_id->load());
+      finish(std::move(r));
+    };
     Result<ExecutionRecord> record = store_.get_execution(key);
-    if (!record) return finish(record.status());
+    if (!record) return done(record.status());
     const bool closed = record->status != v1::WORKFLOW_EXECUTION_STATUS_RUNNING;
     v1::GetHistoryResponse out;
     int64_t next = first;
     if (request.close_event_only()) {
       if (closed) next = record->next_event_id - 1;
       if (closed || !request.wait_new_event()) {
-        if (Status s = fill_history(key, next, 1, *out.mutable_history(), next); !s) return finish(s);
+        if (Status s = fill_history(key, next, 1, *out.mutable_history(), next); !s) return done(s);
         if (!closed) out.clear_history();
-        return finish(out);
+        return done(out);
       }
     } else {
-      if (Status s = fill_history(key, first, max_events, *out.mutable_history(), next); !s) return finish(s);
+      if (Status s = fill_history(key, first, max_events, *out.mutable_history(), next); !s) return done(s);
       const bool more = next < record->next_event_id;
       if (out.history().events_size() > 0 || closed || !request.wait_new_event()) {
         if (more) out.set_next_page_token(encode_page(next));
-        return finish(out);
+        return done(out);
       }
     }
-    if (std::chrono::steady_clock::now() >= deadline) return finish(v1::GetHistoryResponse());
-    auto again = attempt_weak.lock();
-    if (!again) return;
-    const uint64_t id = watch(key, [this, again] { executor_.post([again] { (*again)(); }); });
-    *watch_id = id;
-    if (answered->load()) unwatch(key, id);  // the wait ended while this one was parking
+    if (std::chrono::steady_clock::now() >= deadline) return done(v1::GetHistoryResponse());
+    // Parked: the watch wakes this again. If the wait ended meanwhile, the
+    // watcher goes now rather than at the next change.
+    if (answered->load()) unwatch(key, watch_id->load());
   };
   // The wait ends at its deadline or when the caller goes away; either way
   // the watcher goes too.
