@@ -1,0 +1,38 @@
+// What a WorkflowContext asks of the runtime that hosts the workflow (the
+// worker's WorkflowInstance). Private to the SDK and the worker.
+#pragma once
+
+#include <chrono>
+#include <coroutine>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "history/clock.hpp"
+#include "reprise/v1/command.pb.h"
+#include "reprise/v1/common.pb.h"
+
+namespace reprise::detail {
+
+// The result of a command that completes later (an activity, a timer): set
+// by the runtime when the event that resolves it is applied; the coroutine
+// awaiting it is then resumed in deterministic order.
+struct Pending {
+  bool ready = false;
+  v1::Payloads result;
+  std::optional<v1::Failure> failure;
+  std::coroutine_handle<> waiter;
+  std::string name;  // for messages: the activity type or timer id
+};
+
+class WorkflowCore {
+ public:
+  virtual ~WorkflowCore() = default;
+  virtual std::shared_ptr<Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes) = 0;
+  virtual std::shared_ptr<Pending> start_timer(std::chrono::nanoseconds duration) = 0;
+  // Workflow time: the start time of the workflow task being processed.
+  virtual TimePoint now() const = 0;
+  virtual bool replaying() const = 0;
+};
+
+}  // namespace reprise::detail

@@ -1,0 +1,59 @@
+// The exceptions workflow and activity code sees. Core code returns Status;
+// user-facing code throws where that reads better in a workflow.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace reprise {
+
+// Base of every Reprise exception.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A value does not decode as the type the code expects.
+class PayloadError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Thrown by user code to fail an activity or workflow with a typed error;
+// `non_retryable` stops activity retries at once.
+class ApplicationError : public Error {
+ public:
+  ApplicationError(std::string type, const std::string& message, bool non_retryable = false)
+      : Error(message), type_(std::move(type)), non_retryable_(non_retryable) {}
+  const std::string& type() const { return type_; }
+  bool non_retryable() const { return non_retryable_; }
+
+ private:
+  std::string type_;
+  bool non_retryable_;
+};
+
+// An activity the workflow awaited failed, timed out or was canceled after
+// its retries; `what()` carries the cause's message.
+class ActivityError : public Error {
+ public:
+  ActivityError(std::string activity, const std::string& message, std::string cause_type)
+      : Error("activity '" + activity + "' failed: " + message),
+        activity_(std::move(activity)),
+        cause_type_(std::move(cause_type)) {}
+  const std::string& activity() const { return activity_; }
+  const std::string& cause_type() const { return cause_type_; }
+
+ private:
+  std::string activity_;
+  std::string cause_type_;
+};
+
+// The workflow's code did something its recorded history did not (or the
+// reverse): replaying it would not reproduce the execution.
+class NonDeterminismError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace reprise

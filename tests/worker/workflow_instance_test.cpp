@@ -1,0 +1,249 @@
+// WorkflowInstance against histories built event by event, as the engine
+// would record them: commands come out of activations, replay reproduces
+// them, and code that changed under a running execution is caught.
+#include "worker/workflow_instance.hpp"
+
+#include <gtest/gtest.h>
+
+#include "history/event_builder.hpp"
+
+namespace reprise {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Order {
+  std::string id;
+  int64_t cents = 0;
+  MSGPACK_DEFINE_MAP(id, cents);
+};
+
+std::string charge(ActivityContext&, Order) { return ""; }
+std::string ship(ActivityContext&, std::string) { return ""; }
+inline constexpr Activity<&charge> charge_card{"charge"};
+inline constexpr Activity<&ship> ship_parcel{"ship"};
+
+Workflow<std::string> checkout(WorkflowContext& ctx, Order order) {
+  std::string receipt = co_await ctx.execute(charge_card, ActivityOptions::start_to_close(30s), order);
+  co_await ctx.sleep(1h);
+  co_return receipt + " for " + order.id;
+}
+
+// The same workflow after someone swapped the activities around.
+Workflow<std::string> checkout_v2(WorkflowContext& ctx, Order order) {
+  std::string tracking = co_await ctx.execute(ship_parcel, ActivityOptions::start_to_close(30s), order.id);
+  co_return tracking;
+}
+
+Workflow<int64_t> refuses(WorkflowContext&, Order order) {
+  if (order.cents > 1000) throw ApplicationError("TooExpensive", "orders over $10 need approval", true);
+  co_return order.cents;
+}
+
+// Builds the history the engine would write for a workflow task sequence.
+class Recorder {
+ public:
+  explicit Recorder(const v1::Payloads& input) : builder_(1, TimePoint(std::chrono::seconds(1'700'000'000))) {
+    v1::HistoryEvent started;
+    *started.mutable_workflow_execution_started()->mutable_input() = input;
+    builder_.append(started);
+    task();
+  }
+  // WorkflowTaskScheduled, WorkflowTaskStarted.
+  void task() {
+    v1::HistoryEvent s;
+    s.mutable_workflow_task_scheduled()->set_attempt(1);
+    builder_.append(s);
+    v1::HistoryEvent st;
+    st.mutable_workflow_task_started();
+    builder_.append(st);
+  }
+  // What the engine records when the task completes with `commands`.
+  void completed(const std::vector<v1::Command>& commands) {
+    v1::HistoryEvent done;
+    done.mutable_workflow_task_completed();
+    builder_.append(done);
+    for (const auto& c : commands) {
+      v1::HistoryEvent e;
+      if (c.has_schedule_activity_task()) {
+        auto* a = e.mutable_activity_task_scheduled();
+        a->set_activity_id(c.schedule_activity_task().activity_id());
+        *a->mutable_activity_type() = c.schedule_activity_task().activity_type();
+        *a->mutable_input() = c.schedule_activity_task().input();
+        last_activity_ = builder_.append(e).event_id();
+      } else if (c.has_start_timer()) {
+        e.mutable_timer_started()->set_timer_id(c.start_timer().timer_id());
+        builder_.append(e);
+        last_timer_ = c.start_timer().timer_id();
+      } else if (c.has_complete_workflow_execution()) {
+        *e.mutable_workflow_execution_completed()->mutable_result() = c.complete_workflow_execution().result();
+        builder_.append(e);
+      } else if (c.has_fail_workflow_execution()) {
+        *e.mutable_workflow_execution_failed()->mutable_failure() = c.fail_workflow_execution().failure();
+        builder_.append(e);
+      }
+    }
+  }
+  void activity_completed(v1::Payload result) {
+    v1::HistoryEvent e;
+    e.mutable_activity_task_completed()->set_scheduled_event_id(last_activity_);
+    *e.mutable_activity_task_completed()->mutable_result()->add_payloads() = std::move(result);
+    builder_.append(e);
+  }
+  void activity_failed(const std::string& message) {
+    v1::HistoryEvent e;
+    e.mutable_activity_task_failed()->set_scheduled_event_id(last_activity_);
+    e.mutable_activity_task_failed()->mutable_failure()->set_message(message);
+    e.mutable_activity_task_failed()->mutable_failure()->set_type("CardDeclined");
+    builder_.append(e);
+  }
+  void timer_fired() {
+    v1::HistoryEvent e;
+    e.mutable_timer_fired()->set_timer_id(last_timer_);
+    builder_.append(e);
+  }
+  v1::History history() const {
+    v1::History h;
+    for (const auto& e : builder_.events()) *h.add_events() = e;
+    return h;
+  }
+
+ private:
+  history::HistoryBuilder builder_;
+  int64_t last_activity_ = 0;
+  std::string last_timer_;
+};
+
+worker::WorkflowInstance fresh(worker::WorkflowStarter starter) {
+  return worker::WorkflowInstance("checkout", std::move(starter));
+}
+
+TEST(WorkflowInstance, RunsCheckoutTaskByTaskAndReplaysItIdentically) {
+  const Order order{"order-7", 1250};
+  Recorder rec(to_payloads(order));
+
+  auto live = fresh(worker::make_starter<&checkout>("checkout"));
+  auto first = live.apply(rec.history());
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ(first->commands.size(), 1u);
+  const auto& schedule = first->commands[0].schedule_activity_task();
+  EXPECT_EQ(schedule.activity_type().name(), "charge");
+  EXPECT_EQ(schedule.activity_id(), "1");
+  EXPECT_EQ(from_payload<Order>(schedule.input().payloads(0), "input").cents, 1250);
+  EXPECT_EQ(schedule.start_to_close_timeout().seconds(), 30);
+
+  rec.completed(first->commands);
+  rec.activity_completed(to_payload(std::string("receipt-42")));
+  rec.task();
+  // A sticky worker applies only what is new; a fresh one replays it all.
+  v1::History page;
+  const v1::History all = rec.history();
+  for (const auto& e : all.events()) {
+    if (e.event_id() > live.last_event_id()) *page.add_events() = e;
+  }
+  auto second = live.apply(page);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  ASSERT_EQ(second->commands.size(), 1u);
+  EXPECT_EQ(second->commands[0].start_timer().start_to_fire_timeout().seconds(), 3600);
+
+  rec.completed(second->commands);
+  rec.timer_fired();
+  rec.task();
+  auto replayed = fresh(worker::make_starter<&checkout>("checkout"));
+  auto third = replayed.apply(rec.history());
+  ASSERT_TRUE(third.is_ok()) << third.status().to_string();
+  ASSERT_EQ(third->commands.size(), 1u);
+  ASSERT_TRUE(third->commands[0].has_complete_workflow_execution());
+  EXPECT_EQ(from_payload<std::string>(third->commands[0].complete_workflow_execution().result().payloads(0), "r"),
+            "receipt-42 for order-7");
+}
+
+TEST(WorkflowInstance, ChangedCodeUnderARunningExecutionIsNonDeterminismNamingTheEvent) {
+  Recorder rec(to_payloads(Order{"order-8", 500}));
+  auto original = fresh(worker::make_starter<&checkout>("checkout"));
+  auto first = original.apply(rec.history());
+  ASSERT_TRUE(first.is_ok());
+  rec.completed(first->commands);
+  rec.activity_completed(to_payload(std::string("receipt")));
+  rec.task();
+
+  auto changed = fresh(worker::make_starter<&checkout_v2>("checkout"));
+  auto r = changed.apply(rec.history());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(),
+            "non-determinism at event 5: history has ActivityTaskScheduled 'charge' (activity id 1), the workflow "
+            "code did ScheduleActivityTask 'ship' (activity id 1) now");
+}
+
+TEST(WorkflowInstance, AFailedActivityThrowsIntoTheWorkflowAndFailsIt) {
+  Recorder rec(to_payloads(Order{"order-9", 100}));
+  auto instance = fresh(worker::make_starter<&checkout>("checkout"));
+  auto first = instance.apply(rec.history());
+  rec.completed(first->commands);
+  rec.activity_failed("card declined");
+  rec.task();
+  auto replayed = fresh(worker::make_starter<&checkout>("checkout"));
+  auto r = replayed.apply(rec.history());
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_EQ(r->commands.size(), 1u);
+  const auto& failure = r->commands[0].fail_workflow_execution().failure();
+  EXPECT_EQ(failure.message(), "activity 'charge' failed: card declined");
+  EXPECT_EQ(failure.type(), "CardDeclined");
+}
+
+TEST(WorkflowInstance, ApplicationErrorsFailTheWorkflowWithTheirType) {
+  Recorder rec(to_payloads(Order{"big", 5000}));
+  auto instance = fresh(worker::make_starter<&refuses>("refuses"));
+  auto r = instance.apply(rec.history());
+  ASSERT_TRUE(r.is_ok());
+  const auto& failure = r->commands.at(0).fail_workflow_execution().failure();
+  EXPECT_EQ(failure.type(), "TooExpensive");
+  EXPECT_TRUE(failure.non_retryable());
+  EXPECT_EQ(failure.message(), "orders over $10 need approval");
+}
+
+TEST(WorkflowInstance, InputThatDoesNotDecodeFailsTheTaskNotTheWorkflow) {
+  Recorder rec(to_payloads(std::string("not an order"), int64_t{3}));
+  auto instance = fresh(worker::make_starter<&checkout>("checkout"));
+  auto r = instance.apply(rec.history());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+  EXPECT_NE(r.status().message().find("the input of workflow 'checkout' has 2 values, the code expects 1"),
+            std::string::npos)
+      << r.status().to_string();
+}
+
+TEST(WorkflowInstance, HistoryWithAnEventTheCodeNeverProducedIsNonDeterminism) {
+  Recorder rec(to_payloads(Order{"order-10", 1}));
+  rec.completed({});  // history says the first task issued nothing...
+  rec.task();
+  auto instance = fresh(worker::make_starter<&checkout>("checkout"));
+  auto r = instance.apply(rec.history());  // ...but the code schedules 'charge' at once
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("the workflow issued ScheduleActivityTask 'charge'"), std::string::npos)
+      << r.status().to_string();
+}
+
+TEST(Codec, IntegersStayExactAndWrongTypesAreNamed) {
+  const int64_t big = (int64_t{1} << 62) + 1;
+  EXPECT_EQ(from_payload<int64_t>(to_payload(big), "x"), big);
+  EXPECT_EQ(from_payload<uint64_t>(to_payload(UINT64_MAX), "x"), UINT64_MAX);
+  const auto roundtrip = from_payload<std::map<std::string, std::vector<Order>>>(
+      to_payload(std::map<std::string, std::vector<Order>>{{"a", {Order{"o", 3}}}}), "x");
+  EXPECT_EQ(roundtrip.at("a").at(0).id, "o");
+  try {
+    from_payload<Order>(to_payload(std::string("nope")), "the input of 'charge'");
+    FAIL() << "decoded a string as an Order";
+  } catch (const PayloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("the input of 'charge' does not decode as the expected type"),
+              std::string::npos);
+  }
+  static_assert(Serializable<Order>);
+  static_assert(Serializable<std::optional<std::vector<int>>>);
+  static_assert(!Serializable<Order*>);
+  static_assert(!Serializable<std::function<void()>>);
+}
+
+}  // namespace
+}  // namespace reprise

@@ -1,0 +1,111 @@
+// WorkflowInstance: one workflow execution as a worker holds it — the
+// workflow's coroutines, the commands they issued, and the futures waiting
+// on events — rebuilt from history by replay and then carried forward one
+// workflow task at a time.
+//
+// apply() takes history events in order (all of them for a fresh instance;
+// only the new ones for a cached, sticky one). At each WorkflowTaskStarted
+// that history shows completed, the workflow runs until every coroutine
+// waits (an activation, replaying); the commands it issues must then match
+// the events recorded after that task, one for one, or apply() fails with a
+// non-determinism error naming the event, what history recorded and what the
+// code did. The last WorkflowTaskStarted is the task being worked on: the
+// commands its activation issues are the answer.
+//
+// Thread safety: none. One workflow task at a time, on one thread.
+#pragma once
+
+#include <coroutine>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "history/status.hpp"
+#include "reprise/v1/history.pb.h"
+#include "reprise/workflow.hpp"
+
+namespace reprise::worker {
+
+// A started workflow body, type-erased: the coroutine to resume and how to
+// read its result once it finishes.
+class RunningWorkflow {
+ public:
+  virtual ~RunningWorkflow() = default;
+  virtual std::coroutine_handle<> handle() = 0;
+  virtual bool finished() const = 0;
+  // The encoded result; rethrows what the workflow threw.
+  virtual v1::Payloads take_result() = 0;
+};
+
+// How to start a workflow type from its input: decodes the arguments, calls
+// the function. Throws PayloadError when the input does not decode.
+using WorkflowStarter = std::function<std::unique_ptr<RunningWorkflow>(WorkflowContext&, const v1::Payloads& input)>;
+
+// What the worker sends for the task: commands, or a failure of the task.
+struct Activation {
+  std::vector<v1::Command> commands;
+};
+
+class WorkflowInstance final : public detail::WorkflowCore {
+ public:
+  WorkflowInstance(std::string workflow_type, WorkflowStarter starter);
+  ~WorkflowInstance() override;
+  WorkflowInstance(const WorkflowInstance&) = delete;
+
+  // FAILED_PRECONDITION for non-determinism, INVALID_ARGUMENT for a history
+  // that does not continue where the last one ended, and the workflow's own
+  // errors (a bug: an exception other than ApplicationError) as INTERNAL
+  // with its message; after an error the instance must be dropped.
+  Result<Activation> apply(const v1::History& events);
+
+  int64_t last_event_id() const { return last_event_id_; }
+  bool finished() const { return closed_; }
+
+  // detail::WorkflowCore
+  std::shared_ptr<detail::Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes) override;
+  std::shared_ptr<detail::Pending> start_timer(std::chrono::nanoseconds duration) override;
+  TimePoint now() const override { return now_; }
+  bool replaying() const override { return replaying_; }
+
+ private:
+  struct Issued {
+    v1::Command command;
+    std::shared_ptr<detail::Pending> pending;
+  };
+
+  Status apply_event(const v1::HistoryEvent& e);
+  Status activate();
+  // The next command the code issued must be the one `e` records.
+  Result<Issued> match(const v1::HistoryEvent& e, v1::CommandType expected, const std::string& key);
+  void resolve(const std::shared_ptr<detail::Pending>& pending);
+  void finish_workflow();
+
+  std::string workflow_type_;
+  WorkflowStarter starter_;
+  WorkflowContext context_;
+  std::unique_ptr<RunningWorkflow> body_;
+  v1::Payloads input_;
+  bool started_ = false;
+  bool completion_issued_ = false;
+  bool closed_ = false;
+  bool replaying_ = false;
+  TimePoint now_;
+  int64_t last_event_id_ = 0;
+  int64_t activity_seq_ = 0;
+  int64_t timer_seq_ = 0;
+  std::deque<Issued> issued_;  // issued by the code, not yet seen in history
+  std::deque<std::coroutine_handle<>> ready_;
+  std::map<int64_t, std::shared_ptr<detail::Pending>> activities_;  // by scheduled event id
+  std::map<std::string, std::shared_ptr<detail::Pending>> timers_;  // by timer id
+};
+
+// Adapts `Workflow<R> fn(WorkflowContext&, Args...)` to a WorkflowStarter.
+template <auto Fn>
+WorkflowStarter make_starter(std::string name);
+
+}  // namespace reprise::worker
+
+#include "worker/workflow_starter.hpp"
