@@ -9,16 +9,6 @@ namespace reprise::worker {
 
 namespace starter {
 
-template <typename F>
-struct WorkflowSignature;
-template <typename R, typename... Args>
-struct WorkflowSignature<Workflow<R> (*)(WorkflowContext&, Args...)> {
-  static_assert((!std::is_reference_v<Args> && ...),
-                "workflow parameters must be taken by value: a workflow coroutine outlives the call that started it");
-  using result = R;
-  using args = std::tuple<std::decay_t<Args>...>;
-};
-
 template <typename R>
 class TypedRunning final : public RunningWorkflow {
  public:
@@ -44,7 +34,7 @@ class TypedRunning final : public RunningWorkflow {
 
 template <auto Fn>
 WorkflowStarter make_starter(std::string name) {
-  using Sig = starter::WorkflowSignature<decltype(Fn)>;
+  using Sig = reprise::detail::WorkflowSignature<decltype(Fn)>;
   return [name = std::move(name)](WorkflowContext& ctx, const v1::Payloads& input) -> std::unique_ptr<RunningWorkflow> {
     auto call = [&]<typename... Args>(std::tuple<Args...>*) {
       std::tuple<Args...> args = from_payloads<Args...>(input, "the input of workflow '" + name + "'");

@@ -21,6 +21,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -228,6 +229,30 @@ struct Activity {
   using result_type = typename signature::result;
   const char* name;
   constexpr explicit Activity(const char* activity_name) : name(activity_name) {}
+};
+
+namespace detail {
+
+template <typename F>
+struct WorkflowSignature;
+template <typename R, typename... Args>
+struct WorkflowSignature<Workflow<R> (*)(WorkflowContext&, Args...)> {
+  static_assert((!std::is_reference_v<Args> && ...),
+                "workflow parameters must be taken by value: a workflow coroutine outlives the call that started it");
+  using result = R;
+  using args = std::tuple<std::decay_t<Args>...>;
+};
+
+}  // namespace detail
+
+// A typed handle to a workflow function `Workflow<R> f(WorkflowContext&, Args...)`,
+// named as history records it.
+template <auto Fn>
+struct WorkflowDef {
+  using signature = detail::WorkflowSignature<decltype(Fn)>;
+  using result_type = typename signature::result;
+  const char* name;
+  constexpr explicit WorkflowDef(const char* workflow_name) : name(workflow_name) {}
 };
 
 // --- awaitables ---

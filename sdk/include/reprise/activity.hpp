@@ -1,0 +1,55 @@
+// Writing activities: plain functions `R fn(reprise::ActivityContext&, Args...)`
+// run on the worker's activity pool. They may block and do I/O. A thrown
+// reprise::ApplicationError fails the attempt with its type (non-retryable if
+// it says so); any other exception is a retryable failure with its message.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "reprise/codec.hpp"
+#include "reprise/v1/common.pb.h"
+
+namespace reprise {
+
+struct ActivityInfo {
+  std::string workflow_id;
+  std::string run_id;
+  std::string activity_id;
+  std::string activity_type;
+  int attempt = 1;
+};
+
+class ActivityContext {
+ public:
+  // `send_heartbeat` reports details and answers whether cancellation was
+  // requested; the worker provides it.
+  ActivityContext(ActivityInfo info, v1::Payloads last_details, std::function<bool(const v1::Payloads&)> send_heartbeat)
+      : info_(std::move(info)), last_details_(std::move(last_details)), send_heartbeat_(std::move(send_heartbeat)) {}
+
+  const ActivityInfo& info() const { return info_; }
+
+  // Records progress; a retry of this activity starts from the details of
+  // the last heartbeat. Also learns whether the workflow asked to cancel.
+  template <Serializable... T>
+  void heartbeat(const T&... details) {
+    if (send_heartbeat_(to_payloads(details...))) cancel_requested_ = true;
+  }
+  bool cancel_requested() const { return cancel_requested_; }
+
+  // The details of the previous attempt's last heartbeat, if any.
+  template <Serializable T>
+  std::optional<T> last_heartbeat() const {
+    if (last_details_.payloads_size() == 0) return std::nullopt;
+    return from_payload<T>(last_details_.payloads(0), "the last heartbeat of activity '" + info_.activity_type + "'");
+  }
+
+ private:
+  ActivityInfo info_;
+  v1::Payloads last_details_;
+  std::function<bool(const v1::Payloads&)> send_heartbeat_;
+  std::atomic<bool> cancel_requested_{false};
+};
+
+}  // namespace reprise

@@ -1,0 +1,135 @@
+// Talking to reprise-server: a Connection, and a Client that starts,
+// signals and awaits workflows through typed handles.
+//
+//   auto connection = reprise::Connection::remote("127.0.0.1:7233");
+//   reprise::Client client(connection);
+//   auto run = client.start(checkout_wf, {.id = "order-7", .task_queue = "orders"}, order);
+//   std::string receipt = run.result();  // waits; throws WorkflowFailedError
+//
+// Thread safety: a Connection and a Client may be shared by threads.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "reprise/codec.hpp"
+#include "reprise/v1/service.pb.h"
+#include "reprise/workflow.hpp"
+
+namespace reprise {
+
+// A failed RPC: what was asked, and the server's answer.
+class RpcError : public Error {
+ public:
+  RpcError(int code, const std::string& message) : Error(message), code_(code) {}
+  int code() const { return code_; }  // a gRPC status code
+
+ private:
+  int code_;
+};
+
+// The workflow closed without a result: failed, canceled, terminated or
+// timed out. `type()` is the failure's type when it failed with one.
+class WorkflowFailedError : public Error {
+ public:
+  WorkflowFailedError(const std::string& message, std::string type) : Error(message), type_(std::move(type)) {}
+  const std::string& type() const { return type_; }
+
+ private:
+  std::string type_;
+};
+
+class Connection {
+ public:
+  // Connects lazily; calls fail with RpcError while the server is away.
+  static std::shared_ptr<Connection> remote(const std::string& address);
+  virtual ~Connection() = default;
+
+  // Raw calls, for the client and the worker. `timeout` bounds the wait.
+  virtual v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) = 0;
+  virtual void signal_workflow(const v1::SignalWorkflowRequest& r) = 0;
+  virtual v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) = 0;
+  virtual v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) = 0;
+  virtual void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) = 0;
+  virtual void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) = 0;
+  virtual v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) = 0;
+  virtual bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) = 0;  // cancel requested?
+  virtual void complete_activity(const v1::CompleteActivityRequest& r) = 0;
+  virtual void fail_activity(const v1::FailActivityRequest& r) = 0;
+};
+
+struct StartOptions {
+  std::string id;                             // the workflow id: one open run per id
+  std::string task_queue;                     // where its workers poll
+  std::chrono::seconds execution_timeout{0};  // 0: none
+  std::string request_id;                     // "" = the id: retrying a start returns the same run
+};
+
+// A run of a workflow, to wait for.
+template <typename T>
+class WorkflowHandle {
+ public:
+  WorkflowHandle(std::shared_ptr<Connection> connection, std::string workflow_id, std::string run_id)
+      : connection_(std::move(connection)), workflow_id_(std::move(workflow_id)), run_id_(std::move(run_id)) {}
+  const std::string& workflow_id() const { return workflow_id_; }
+  const std::string& run_id() const { return run_id_; }
+
+  // Waits for the workflow to close (following continue-as-new) and returns
+  // its result, or throws WorkflowFailedError.
+  T result() {
+    v1::Payloads payloads = wait_for_result(*connection_, workflow_id_, run_id_);
+    if constexpr (!std::is_void_v<T>) {
+      if (payloads.payloads_size() != 1) throw PayloadError("workflow '" + workflow_id_ + "' returned no value");
+      return from_payload<T>(payloads.payloads(0), "the result of workflow '" + workflow_id_ + "'");
+    }
+  }
+
+ private:
+  static v1::Payloads wait_for_result(Connection& connection, const std::string& workflow_id, std::string run_id);
+  std::shared_ptr<Connection> connection_;
+  std::string workflow_id_;
+  std::string run_id_;
+};
+
+v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id);
+
+template <typename T>
+v1::Payloads WorkflowHandle<T>::wait_for_result(Connection& connection, const std::string& workflow_id,
+                                                std::string run_id) {
+  return wait_for_workflow_result(connection, workflow_id, std::move(run_id));
+}
+
+class Client {
+ public:
+  explicit Client(std::shared_ptr<Connection> connection) : connection_(std::move(connection)) {}
+
+  template <auto Fn, typename... Args>
+  WorkflowHandle<typename WorkflowDef<Fn>::result_type> start(const WorkflowDef<Fn>& workflow,
+                                                              const StartOptions& options, Args&&... args) {
+    v1::StartWorkflowRequest r;
+    r.set_workflow_id(options.id);
+    r.mutable_workflow_type()->set_name(workflow.name);
+    r.mutable_task_queue()->set_name(options.task_queue);
+    *r.mutable_input() = to_payloads(args...);
+    r.mutable_workflow_execution_timeout()->set_seconds(options.execution_timeout.count());
+    r.set_request_id(options.request_id.empty() ? options.id : options.request_id);
+    r.set_identity("reprise-cpp-client");
+    const v1::StartWorkflowResponse started = connection_->start_workflow(r);
+    return {connection_, options.id, started.run_id()};
+  }
+
+  template <Serializable T>
+  void signal(const std::string& workflow_id, const std::string& signal_name, const T& value) {
+    v1::SignalWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    r.set_signal_name(signal_name);
+    *r.mutable_input() = to_payloads(value);
+    connection_->signal_workflow(r);
+  }
+
+ private:
+  std::shared_ptr<Connection> connection_;
+};
+
+}  // namespace reprise

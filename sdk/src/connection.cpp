@@ -1,0 +1,114 @@
+// Connection::remote: the WorkflowService over a gRPC channel.
+#include <grpcpp/grpcpp.h>
+
+#include "reprise/client.hpp"
+#include "reprise/v1/service.grpc.pb.h"
+
+namespace reprise {
+
+namespace {
+
+using Stub = v1::WorkflowService::Stub;
+
+class RemoteConnection final : public Connection {
+ public:
+  explicit RemoteConnection(const std::string& address) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 << 20);
+    args.SetMaxSendMessageSize(64 << 20);
+    // Reconnect within a second after the server restarts.
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    stub_ = v1::WorkflowService::NewStub(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+  }
+
+  v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
+    return call("StartWorkflow", &Stub::StartWorkflow, r, std::chrono::seconds(30));
+  }
+  void signal_workflow(const v1::SignalWorkflowRequest& r) override {
+    call("SignalWorkflow", &Stub::SignalWorkflow, r, std::chrono::seconds(30));
+  }
+  v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override {
+    return call("GetHistory", &Stub::GetHistory, r, timeout);
+  }
+  v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
+    return call("PollWorkflowTask", &Stub::PollWorkflowTask, r, kPollTimeout);
+  }
+  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+    call("CompleteWorkflowTask", &Stub::CompleteWorkflowTask, r, std::chrono::seconds(30));
+  }
+  void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override {
+    call("FailWorkflowTask", &Stub::FailWorkflowTask, r, std::chrono::seconds(30));
+  }
+  v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
+    return call("PollActivityTask", &Stub::PollActivityTask, r, kPollTimeout);
+  }
+  bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override {
+    return call("HeartbeatActivity", &Stub::HeartbeatActivity, r, std::chrono::seconds(30)).cancel_requested();
+  }
+  void complete_activity(const v1::CompleteActivityRequest& r) override {
+    call("CompleteActivity", &Stub::CompleteActivity, r, std::chrono::seconds(30));
+  }
+  void fail_activity(const v1::FailActivityRequest& r) override {
+    call("FailActivity", &Stub::FailActivity, r, std::chrono::seconds(30));
+  }
+
+ private:
+  // Longer than the server's poll timeout (60 s), so an empty poll comes from
+  // the server rather than from this deadline.
+  static constexpr std::chrono::seconds kPollTimeout{70};
+
+  template <typename Req, typename Resp>
+  Resp call(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& r,
+            std::chrono::seconds timeout) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + timeout);
+    Resp out;
+    grpc::Status s = ((*stub_).*method)(&context, r, &out);
+    if (!s.ok()) throw RpcError(s.error_code(), std::string(what) + ": " + s.error_message());
+    return out;
+  }
+
+  std::unique_ptr<Stub> stub_;
+};
+
+}  // namespace
+
+std::shared_ptr<Connection> Connection::remote(const std::string& address) {
+  return std::make_shared<RemoteConnection>(address);
+}
+
+v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id) {
+  while (true) {
+    v1::GetHistoryRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    r.mutable_workflow_execution()->set_run_id(run_id);
+    r.set_wait_new_event(true);
+    r.set_close_event_only(true);
+    r.mutable_wait_timeout()->set_seconds(60);
+    const v1::GetHistoryResponse out = connection.get_history(r, std::chrono::seconds(70));
+    if (out.history().events_size() == 0) continue;  // still running
+    const v1::HistoryEvent& e = out.history().events(0);
+    switch (e.attributes_case()) {
+      case v1::HistoryEvent::kWorkflowExecutionCompleted:
+        return e.workflow_execution_completed().result();
+      case v1::HistoryEvent::kWorkflowExecutionContinuedAsNew:
+        run_id = e.workflow_execution_continued_as_new().new_execution_run_id();
+        continue;
+      case v1::HistoryEvent::kWorkflowExecutionFailed:
+        throw WorkflowFailedError(
+            "workflow '" + workflow_id + "' failed: " + e.workflow_execution_failed().failure().message(),
+            e.workflow_execution_failed().failure().type());
+      case v1::HistoryEvent::kWorkflowExecutionTerminated:
+        throw WorkflowFailedError(
+            "workflow '" + workflow_id + "' was terminated: " + e.workflow_execution_terminated().reason(), "");
+      case v1::HistoryEvent::kWorkflowExecutionCanceled:
+        throw WorkflowFailedError("workflow '" + workflow_id + "' was canceled", "");
+      case v1::HistoryEvent::kWorkflowExecutionTimedOut:
+        throw WorkflowFailedError("workflow '" + workflow_id + "' timed out", "");
+      default:
+        throw Error("workflow '" + workflow_id + "' closed with an unexpected event");
+    }
+  }
+}
+
+}  // namespace reprise

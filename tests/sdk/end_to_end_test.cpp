@@ -1,0 +1,97 @@
+// The SDK against a real reprise-server: typed workflows and activities on a
+// Worker, started and awaited through a Client.
+#include <atomic>
+
+#include "../server/server_harness.hpp"
+#include "reprise/client.hpp"
+#include "reprise/worker.hpp"
+
+namespace reprise {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Order {
+  std::string id;
+  int64_t cents = 0;
+  MSGPACK_DEFINE_MAP(id, cents);
+};
+
+std::atomic<int> charge_attempts{0};
+
+std::string charge(ActivityContext& ctx, Order order) {
+  ++charge_attempts;
+  if (ctx.info().attempt == 1) {
+    ctx.heartbeat(std::string("reserved"));
+    throw std::runtime_error("card network timeout");  // retryable
+  }
+  return "receipt-" + order.id + "-" + ctx.last_heartbeat<std::string>().value_or("none");
+}
+inline constexpr Activity<&charge> charge_card{"charge"};
+
+int64_t refuse(ActivityContext&, int64_t cents) {
+  throw ApplicationError("CardDeclined", "declined: " + std::to_string(cents), true);
+}
+inline constexpr Activity<&refuse> refuse_card{"refuse"};
+
+Workflow<std::string> checkout(WorkflowContext& ctx, Order order) {
+  auto options = ActivityOptions::start_to_close(10s).retry_initial_interval(100ms);
+  std::string receipt = co_await ctx.execute(charge_card, options, order);
+  co_await ctx.sleep(200ms);
+  co_return receipt;
+}
+inline constexpr WorkflowDef<&checkout> checkout_wf{"checkout"};
+
+Workflow<int64_t> declined(WorkflowContext& ctx, int64_t cents) {
+  co_return co_await ctx.execute(refuse_card, ActivityOptions::start_to_close(10s), cents);
+}
+inline constexpr WorkflowDef<&declined> declined_wf{"declined"};
+
+TEST(Sdk, ATypedWorkflowRunsEndToEndWithRetriesAndATimer) {
+  TempDir dir;
+  Server server(dir.file("sdk.db"));
+  auto connection = Connection::remote(server.address());
+  Worker worker(connection, {.task_queue = "orders", .workflow_threads = 1, .activity_threads = 2});
+  worker.register_workflow(checkout_wf);
+  worker.register_workflow(declined_wf);
+  worker.register_activity(charge_card);
+  worker.register_activity(refuse_card);
+  worker.start();
+
+  Client client(connection);
+  auto run = client.start(checkout_wf, {.id = "order-7", .task_queue = "orders"}, Order{"o7", 1250});
+  EXPECT_EQ(run.result(), "receipt-o7-reserved") << "the second attempt saw the first one's heartbeat";
+  EXPECT_EQ(charge_attempts.load(), 2);
+
+  auto refused = client.start(declined_wf, {.id = "order-8", .task_queue = "orders"}, int64_t{999});
+  try {
+    refused.result();
+    FAIL() << "the workflow should have failed";
+  } catch (const WorkflowFailedError& e) {
+    EXPECT_EQ(std::string(e.what()), "workflow 'order-8' failed: activity 'refuse' failed: declined: 999");
+    EXPECT_EQ(e.type(), "CardDeclined");
+  }
+  worker.stop();
+}
+
+TEST(Sdk, WorkerOptionsAndRegistrationsThatCannotWorkAreClearErrors) {
+  auto connection = Connection::remote("127.0.0.1:1");
+  EXPECT_THROW(Worker(connection, {.task_queue = ""}), std::invalid_argument);
+  try {
+    Worker(connection, {.task_queue = "q", .workflow_threads = 0});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "WorkerOptions.workflow_threads must be at least 1");
+  }
+  Worker worker(connection, {.task_queue = "q"});
+  worker.register_activity(charge_card);
+  try {
+    worker.register_activity(charge_card);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "activity 'charge' is already registered with this worker");
+  }
+}
+
+}  // namespace
+}  // namespace reprise

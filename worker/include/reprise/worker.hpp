@@ -1,0 +1,97 @@
+// Worker: hosts workflows and activities for one task queue.
+//
+//   reprise::Worker worker(connection, {.task_queue = "orders"});
+//   worker.register_workflow(checkout_wf);
+//   worker.register_activity(charge_card);
+//   worker.start();   // pollers and pools run until stop()
+//
+// Workflow tasks and activities run on separate pools of plain threads: an
+// activity may block, a workflow task must not. Each workflow task replays
+// the workflow from its history and answers with the commands it issues.
+//
+// Thread safety: register before start(); start() and stop() from one thread.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "reprise/activity.hpp"
+#include "reprise/client.hpp"
+#include "reprise/workflow.hpp"
+#include "worker/workflow_instance.hpp"
+
+namespace reprise {
+
+struct WorkerOptions {
+  std::string task_queue;
+  int workflow_threads = 2;
+  int activity_threads = 4;
+  std::string identity;  // "" = host name and process id
+};
+
+class Worker {
+ public:
+  // Throws std::invalid_argument for options that cannot work.
+  Worker(std::shared_ptr<Connection> connection, WorkerOptions options);
+  ~Worker();
+  Worker(const Worker&) = delete;
+
+  template <auto Fn>
+  void register_workflow(const WorkflowDef<Fn>& workflow) {
+    add_workflow(workflow.name, worker::make_starter<Fn>(workflow.name));
+  }
+  template <auto Fn>
+  void register_activity(const Activity<Fn>& activity) {
+    add_activity(activity.name, make_activity_runner<Fn>(activity.name));
+  }
+
+  void start();
+  // Stops polling and waits for the tasks in hand to finish.
+  void stop();
+
+ private:
+  using ActivityRunner = std::function<v1::Payloads(ActivityContext&, const v1::Payloads&)>;
+  template <auto Fn>
+  static ActivityRunner make_activity_runner(std::string name);
+
+  void add_workflow(const std::string& name, worker::WorkflowStarter starter);
+  void add_activity(const std::string& name, ActivityRunner runner);
+  void workflow_loop();
+  void activity_loop();
+  void run_workflow_task(const v1::PollWorkflowTaskResponse& task);
+  void run_activity(const v1::PollActivityTaskResponse& task);
+
+  std::shared_ptr<Connection> connection_;
+  WorkerOptions options_;
+  std::map<std::string, worker::WorkflowStarter> workflows_;
+  std::map<std::string, ActivityRunner> activities_;
+  std::atomic<bool> stopping_{false};
+  std::vector<std::thread> threads_;
+};
+
+template <auto Fn>
+Worker::ActivityRunner Worker::make_activity_runner(std::string name) {
+  using Sig = detail::ActivitySignature<decltype(Fn)>;
+  return [name = std::move(name)](ActivityContext& ctx, const v1::Payloads& input) {
+    auto call = [&]<typename... Args>(std::tuple<Args...>*) {
+      std::tuple<Args...> args = from_payloads<Args...>(input, "the input of activity '" + name + "'");
+      return std::apply([&](Args&... a) { return Fn(ctx, std::move(a)...); }, args);
+    };
+    v1::Payloads out;
+    if constexpr (std::is_void_v<typename Sig::result>) {
+      call(static_cast<typename Sig::args*>(nullptr));
+      *out.add_payloads() = null_payload();
+    } else {
+      *out.add_payloads() = to_payload(call(static_cast<typename Sig::args*>(nullptr)));
+    }
+    return out;
+  };
+}
+
+}  // namespace reprise

@@ -1,0 +1,182 @@
+#include "reprise/worker.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace reprise {
+
+namespace {
+
+std::string default_identity() {
+  char host[256] = "host";
+  gethostname(host, sizeof host - 1);
+  return std::string(host) + ":" + std::to_string(getpid());
+}
+
+v1::Failure failure_of(const std::exception& e) {
+  v1::Failure f;
+  f.set_message(e.what());
+  f.set_source("cpp-sdk");
+  f.set_kind(v1::FAILURE_KIND_APPLICATION);
+  if (const auto* app = dynamic_cast<const ApplicationError*>(&e)) {
+    f.set_type(app->type());
+    f.set_non_retryable(app->non_retryable());
+  }
+  return f;
+}
+
+// A failed RPC while polling: the server is away. Wait a little, poll again.
+void back_off() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
+
+}  // namespace
+
+Worker::Worker(std::shared_ptr<Connection> connection, WorkerOptions options)
+    : connection_(std::move(connection)), options_(std::move(options)) {
+  if (!connection_) throw std::invalid_argument("Worker needs a connection");
+  if (options_.task_queue.empty()) throw std::invalid_argument("WorkerOptions.task_queue is required");
+  if (options_.workflow_threads < 1) throw std::invalid_argument("WorkerOptions.workflow_threads must be at least 1");
+  if (options_.activity_threads < 1) throw std::invalid_argument("WorkerOptions.activity_threads must be at least 1");
+  if (options_.identity.empty()) options_.identity = default_identity();
+}
+
+Worker::~Worker() { stop(); }
+
+void Worker::add_workflow(const std::string& name, worker::WorkflowStarter starter) {
+  if (!workflows_.emplace(name, std::move(starter)).second) {
+    throw std::invalid_argument("workflow '" + name + "' is already registered with this worker");
+  }
+}
+
+void Worker::add_activity(const std::string& name, ActivityRunner runner) {
+  if (!activities_.emplace(name, std::move(runner)).second) {
+    throw std::invalid_argument("activity '" + name + "' is already registered with this worker");
+  }
+}
+
+void Worker::start() {
+  stopping_ = false;
+  if (!workflows_.empty()) {
+    for (int i = 0; i < options_.workflow_threads; ++i) threads_.emplace_back([this] { workflow_loop(); });
+  }
+  if (!activities_.empty()) {
+    for (int i = 0; i < options_.activity_threads; ++i) threads_.emplace_back([this] { activity_loop(); });
+  }
+}
+
+void Worker::stop() {
+  stopping_ = true;
+  for (auto& t : threads_) t.join();  // each finishes its poll (at most the server's poll timeout)
+  threads_.clear();
+}
+
+void Worker::workflow_loop() {
+  while (!stopping_) {
+    v1::PollWorkflowTaskRequest poll;
+    poll.mutable_task_queue()->set_name(options_.task_queue);
+    poll.set_identity(options_.identity);
+    v1::PollWorkflowTaskResponse task;
+    try {
+      task = connection_->poll_workflow_task(poll);
+    } catch (const RpcError&) {
+      back_off();
+      continue;
+    }
+    if (task.task_token().empty()) continue;
+    try {
+      run_workflow_task(task);
+    } catch (const RpcError& e) {
+      // The answer did not arrive; the task times out and comes back.
+      std::fprintf(stderr, "reprise worker: %s\n", e.what());
+    }
+  }
+}
+
+void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
+  const std::string& type = task.workflow_type().name();
+  auto fail = [&](v1::WorkflowTaskFailedCause cause, const std::string& message) {
+    v1::FailWorkflowTaskRequest r;
+    r.set_task_token(task.task_token());
+    r.set_cause(cause);
+    r.mutable_failure()->set_message(message);
+    r.mutable_failure()->set_source("cpp-sdk");
+    r.set_identity(options_.identity);
+    connection_->fail_workflow_task(r);
+  };
+  auto starter = workflows_.find(type);
+  if (starter == workflows_.end()) {
+    return fail(v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+                "workflow '" + type + "' is not registered with worker " + options_.identity);
+  }
+  // No cache yet: every task replays the workflow from its full history.
+  worker::WorkflowInstance instance(type, starter->second);
+  Result<worker::Activation> activation = instance.apply(task.history());
+  if (!activation) {
+    const bool nondeterministic = activation.status().code() == StatusCode::kFailedPrecondition;
+    return fail(nondeterministic ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
+                                 : v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+                activation.status().message());
+  }
+  v1::CompleteWorkflowTaskRequest done;
+  done.set_task_token(task.task_token());
+  done.set_identity(options_.identity);
+  for (auto& c : activation->commands) *done.add_commands() = std::move(c);
+  connection_->complete_workflow_task(done);
+}
+
+void Worker::activity_loop() {
+  while (!stopping_) {
+    v1::PollActivityTaskRequest poll;
+    poll.mutable_task_queue()->set_name(options_.task_queue);
+    poll.set_identity(options_.identity);
+    v1::PollActivityTaskResponse task;
+    try {
+      task = connection_->poll_activity_task(poll);
+    } catch (const RpcError&) {
+      back_off();
+      continue;
+    }
+    if (task.task_token().empty()) continue;
+    try {
+      run_activity(task);
+    } catch (const RpcError& e) {
+      std::fprintf(stderr, "reprise worker: %s\n", e.what());  // the attempt times out and is retried
+    }
+  }
+}
+
+void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
+  const std::string& type = task.activity_type().name();
+  v1::FailActivityRequest failed;
+  failed.set_task_token(task.task_token());
+  failed.set_identity(options_.identity);
+  auto runner = activities_.find(type);
+  if (runner == activities_.end()) {
+    failed.mutable_failure()->set_message("activity '" + type + "' is not registered with worker " + options_.identity);
+    return connection_->fail_activity(failed);
+  }
+  ActivityInfo info{task.workflow_execution().workflow_id(), task.workflow_execution().run_id(), task.activity_id(),
+                    type, task.attempt()};
+  ActivityContext context(std::move(info), task.heartbeat_details(), [&](const v1::Payloads& details) {
+    v1::HeartbeatActivityRequest r;
+    r.set_task_token(task.task_token());
+    *r.mutable_details() = details;
+    r.set_identity(options_.identity);
+    return connection_->heartbeat_activity(r);
+  });
+  try {
+    v1::Payloads result = runner->second(context, task.input());
+    v1::CompleteActivityRequest done;
+    done.set_task_token(task.task_token());
+    *done.mutable_result() = std::move(result);
+    done.set_identity(options_.identity);
+    connection_->complete_activity(done);
+  } catch (const RpcError&) {
+    throw;
+  } catch (const std::exception& e) {
+    *failed.mutable_failure() = failure_of(e);
+    connection_->fail_activity(failed);
+  }
+}
+
+}  // namespace reprise
