@@ -28,11 +28,13 @@
 
 namespace reprise {
 
+// Every member has a default, so designated initializers that name only some
+// of them compile cleanly under -Wextra.
 struct WorkerOptions {
-  std::string task_queue;
+  std::string task_queue{};
   int workflow_threads = 2;
   int activity_threads = 4;
-  std::string identity;  // "" = host name and process id
+  std::string identity{};  // "" = host name and process id
 };
 
 class Worker {
