@@ -59,11 +59,13 @@ class Connection {
   virtual void fail_activity(const v1::FailActivityRequest& r) = 0;
 };
 
+// Every member has a default, so partial designated initializers compile
+// cleanly under -Wextra.
 struct StartOptions {
-  std::string id;                             // the workflow id: one open run per id
-  std::string task_queue;                     // where its workers poll
+  std::string id{};                           // the workflow id: one open run per id
+  std::string task_queue{};                   // where its workers poll
   std::chrono::seconds execution_timeout{0};  // 0: none
-  std::string request_id;                     // "" = the id: retrying a start returns the same run
+  std::string request_id{};                   // "" = the id: retrying a start returns the same run
 };
 
 // A run of a workflow, to wait for.
