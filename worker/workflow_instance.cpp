@@ -203,6 +203,19 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
       timers_.erase(it);
       return Status::ok();
     }
+    case v1::HistoryEvent::kWorkflowExecutionSignaled: {
+      const auto& signaled = e.workflow_execution_signaled();
+      auto& waits = signal_waits_[signaled.signal_name()];
+      if (waits.empty()) {
+        signals_[signaled.signal_name()].push_back(signaled.input());
+        return Status::ok();
+      }
+      std::shared_ptr<detail::Pending> wait = std::move(waits.front());
+      waits.pop_front();
+      wait->result = signaled.input();
+      resolve(wait);
+      return Status::ok();
+    }
     case v1::HistoryEvent::kWorkflowExecutionCompleted:
       closed_ = true;
       return match(e, v1::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION, "").status();
@@ -239,6 +252,19 @@ std::shared_ptr<detail::Pending> WorkflowInstance::start_timer(std::chrono::nano
   set_duration(c.mutable_start_timer()->mutable_start_to_fire_timeout(), duration);
   pending->name = c.start_timer().timer_id();
   issued_.push_back({std::move(c), pending});
+  return pending;
+}
+
+std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string& name) {
+  auto pending = std::make_shared<detail::Pending>();
+  auto& received = signals_[name];
+  if (!received.empty()) {
+    pending->result = std::move(received.front());
+    received.pop_front();
+    pending->ready = true;
+  } else {
+    signal_waits_[name].push_back(pending);
+  }
   return pending;
 }
 

@@ -67,6 +67,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   // detail::WorkflowCore
   std::shared_ptr<detail::Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes) override;
   std::shared_ptr<detail::Pending> start_timer(std::chrono::nanoseconds duration) override;
+  std::shared_ptr<detail::Pending> next_signal(const std::string& name) override;
   TimePoint now() const override { return now_; }
   bool replaying() const override { return replaying_; }
 
@@ -100,6 +101,9 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::deque<std::coroutine_handle<>> ready_;
   std::map<int64_t, std::shared_ptr<detail::Pending>> activities_;  // by scheduled event id
   std::map<std::string, std::shared_ptr<detail::Pending>> timers_;  // by timer id
+  // Signals received and not yet taken, and waits not yet answered, by name.
+  std::map<std::string, std::deque<v1::Payloads>> signals_;
+  std::map<std::string, std::deque<std::shared_ptr<detail::Pending>>> signal_waits_;
 };
 
 // Adapts `Workflow<R> fn(WorkflowContext&, Args...)` to a WorkflowStarter.

@@ -47,6 +47,41 @@ Workflow<int64_t> declined(WorkflowContext& ctx, int64_t cents) {
 }
 inline constexpr WorkflowDef<&declined> declined_wf{"declined"};
 
+struct Approval {
+  std::string by;
+  bool approved = false;
+  MSGPACK_DEFINE_MAP(by, approved);
+};
+inline constexpr Signal<Approval> approve{"approve"};
+inline constexpr Signal<int64_t> add_item{"add_item"};
+
+// Collects items until an approval arrives; signals sent before the workflow
+// waits for them are kept.
+Workflow<std::string> cart(WorkflowContext& ctx, int64_t expected_items) {
+  int64_t total = 0;
+  for (int64_t i = 0; i < expected_items; ++i) total += co_await ctx.wait(add_item);
+  Approval a = co_await ctx.wait(approve);
+  co_return (a.approved ? "approved by " : "rejected by ") + a.by + ", total " + std::to_string(total);
+}
+inline constexpr WorkflowDef<&cart> cart_wf{"cart"};
+
+TEST(Sdk, TypedSignalsReachAWaitingWorkflowInOrder) {
+  TempDir dir;
+  Server server(dir.file("signals.db"));
+  auto connection = Connection::remote(server.address());
+  Client client(connection);
+  auto run = client.start(cart_wf, {.id = "cart-1", .task_queue = "carts"}, int64_t{3});
+  client.signal("cart-1", add_item, 5);  // before any worker runs: buffered in history
+  Worker worker(connection, {.task_queue = "carts", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(cart_wf);
+  worker.start();
+  client.signal("cart-1", add_item, 7);
+  client.signal("cart-1", add_item, 30);
+  client.signal("cart-1", approve, Approval{"ana", true});
+  EXPECT_EQ(run.result(), "approved by ana, total 42");
+  worker.stop();
+}
+
 TEST(Sdk, ATypedWorkflowRunsEndToEndWithRetriesAndATimer) {
   TempDir dir;
   Server server(dir.file("sdk.db"));

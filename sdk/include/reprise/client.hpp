@@ -121,12 +121,14 @@ class Client {
     return {connection_, options.id, started.run_id()};
   }
 
-  template <Serializable T>
-  void signal(const std::string& workflow_id, const std::string& signal_name, const T& value) {
+  // Sends `value` to the workflow's current run under the signal's name.
+  template <typename T>
+  void signal(const std::string& workflow_id, const Signal<T>& signal, const std::type_identity_t<T>& value) {
     v1::SignalWorkflowRequest r;
     r.mutable_workflow_execution()->set_workflow_id(workflow_id);
-    r.set_signal_name(signal_name);
+    r.set_signal_name(signal.name);
     *r.mutable_input() = to_payloads(value);
+    r.set_identity("reprise-cpp-client");
     connection_->signal_workflow(r);
   }
 

@@ -255,6 +255,14 @@ struct WorkflowDef {
   constexpr explicit WorkflowDef(const char* workflow_name) : name(workflow_name) {}
 };
 
+// A typed signal: the workflow waits for values of T sent under this name.
+template <Serializable T>
+struct Signal {
+  using value_type = T;
+  const char* name;
+  constexpr explicit Signal(const char* signal_name) : name(signal_name) {}
+};
+
 // --- awaitables ---
 
 // The result of an activity, awaited with co_await: the value, or an
@@ -295,6 +303,24 @@ class [[nodiscard]] TimerFuture {
   std::shared_ptr<detail::Pending> pending_;
 };
 
+template <typename T>
+class [[nodiscard]] SignalFuture {
+ public:
+  explicit SignalFuture(std::shared_ptr<detail::Pending> pending) : pending_(std::move(pending)) {}
+  bool await_ready() const noexcept { return pending_->ready; }
+  void await_suspend(std::coroutine_handle<> h) noexcept { pending_->waiter = h; }
+  T await_resume() const {
+    if (pending_->result.payloads_size() != 1) {
+      throw PayloadError("signal '" + pending_->name + "' carried " + std::to_string(pending_->result.payloads_size()) +
+                         " values, the workflow expects 1");
+    }
+    return from_payload<T>(pending_->result.payloads(0), "the value of signal '" + pending_->name + "'");
+  }
+
+ private:
+  std::shared_ptr<detail::Pending> pending_;
+};
+
 // --- the context ---
 
 // What a workflow may do besides compute: everything here is recorded in
@@ -321,6 +347,14 @@ class WorkflowContext {
   // A durable timer: the workflow resumes after `duration` of workflow time,
   // even across worker restarts.
   TimerFuture sleep(std::chrono::nanoseconds duration) { return TimerFuture(core_.start_timer(duration)); }
+
+  // The next value of `signal` (already received, or when it arrives).
+  template <typename T>
+  SignalFuture<T> wait(const Signal<T>& signal) {
+    auto pending = core_.next_signal(signal.name);
+    pending->name = signal.name;
+    return SignalFuture<T>(std::move(pending));
+  }
 
   // Workflow time: when the current workflow task started (the same on replay).
   TimePoint now() const { return core_.now(); }

@@ -30,6 +30,9 @@ class WorkflowCore {
   virtual ~WorkflowCore() = default;
   virtual std::shared_ptr<Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes) = 0;
   virtual std::shared_ptr<Pending> start_timer(std::chrono::nanoseconds duration) = 0;
+  // The next value of signal `name`: one already received and not yet taken,
+  // or the next to arrive. Signals are delivered in history order, none lost.
+  virtual std::shared_ptr<Pending> next_signal(const std::string& name) = 0;
   // Workflow time: the start time of the workflow task being processed.
   virtual TimePoint now() const = 0;
   virtual bool replaying() const = 0;
