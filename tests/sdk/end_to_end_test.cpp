@@ -109,6 +109,27 @@ TEST(Sdk, ATypedWorkflowRunsEndToEndWithRetriesAndATimer) {
   worker.stop();
 }
 
+TEST(Sdk, EmbeddedModeRunsTheSameWorkflowsWithNoServer) {
+  TempDir dir;
+  auto connection = Connection::embedded(dir.file("embedded.db"));
+  Worker worker(connection, {.task_queue = "local", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(cart_wf);
+  worker.start();
+  Client client(connection);
+  auto run = client.start(cart_wf, {.id = "cart-local", .task_queue = "local"}, int64_t{1});
+  client.signal("cart-local", add_item, 12);
+  client.signal("cart-local", approve, Approval{"bo", false});
+  EXPECT_EQ(run.result(), "rejected by bo, total 12");
+  worker.stop();
+
+  try {
+    Connection::embedded(dir.file("no/such/dir/x.db"));
+    FAIL() << "opened a database in a directory that does not exist";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open the embedded engine"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Sdk, WorkerOptionsAndRegistrationsThatCannotWorkAreClearErrors) {
   auto connection = Connection::remote("127.0.0.1:1");
   EXPECT_THROW(Worker(connection, {.task_queue = ""}), std::invalid_argument);

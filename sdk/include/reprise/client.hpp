@@ -44,6 +44,10 @@ class Connection {
  public:
   // Connects lazily; calls fail with RpcError while the server is away.
   static std::shared_ptr<Connection> remote(const std::string& address);
+  // The engine in this process on a local SQLite file (created if missing):
+  // the same API, no server. Needs the reprise_embedded library. Throws
+  // reprise::Error naming the file when it cannot be opened.
+  static std::shared_ptr<Connection> embedded(const std::string& database_path);
   virtual ~Connection() = default;
 
   // Raw calls, for the client and the worker. `timeout` bounds the wait.

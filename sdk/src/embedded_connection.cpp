@@ -1,0 +1,86 @@
+// Connection::embedded: the engine in this process, on a local SQLite file.
+// The same API as a remote server, with no server to run; each call waits on
+// the engine's callback.
+#include <future>
+
+#include "engine/engine.hpp"
+#include "engine/store/sqlite_store.hpp"
+#include "reprise/client.hpp"
+
+namespace reprise {
+
+namespace {
+
+class EmbeddedConnection final : public Connection {
+ public:
+  EmbeddedConnection(std::unique_ptr<engine::SqliteStore> store, std::unique_ptr<engine::Engine> engine)
+      : store_(std::move(store)), engine_(std::move(engine)) {}
+  ~EmbeddedConnection() override {
+    engine_.reset();  // answers parked polls, finishes what is in flight
+    store_.reset();   // then the database closes
+  }
+
+  v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
+    return call("StartWorkflow", &engine::Engine::start_workflow, r);
+  }
+  void signal_workflow(const v1::SignalWorkflowRequest& r) override {
+    call("SignalWorkflow", &engine::Engine::signal_workflow, r);
+  }
+  v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds) override {
+    return wait<v1::GetHistoryResponse>("GetHistory", [&](auto reply) { engine_->get_history(r, std::move(reply)); });
+  }
+  v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
+    return wait<v1::PollWorkflowTaskResponse>("PollWorkflowTask",
+                                              [&](auto reply) { engine_->poll_workflow_task(r, std::move(reply)); });
+  }
+  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+    call("CompleteWorkflowTask", &engine::Engine::complete_workflow_task, r);
+  }
+  void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override {
+    call("FailWorkflowTask", &engine::Engine::fail_workflow_task, r);
+  }
+  v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
+    return wait<v1::PollActivityTaskResponse>("PollActivityTask",
+                                              [&](auto reply) { engine_->poll_activity_task(r, std::move(reply)); });
+  }
+  bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override {
+    return call("HeartbeatActivity", &engine::Engine::heartbeat_activity, r).cancel_requested();
+  }
+  void complete_activity(const v1::CompleteActivityRequest& r) override {
+    call("CompleteActivity", &engine::Engine::complete_activity, r);
+  }
+  void fail_activity(const v1::FailActivityRequest& r) override {
+    call("FailActivity", &engine::Engine::fail_activity, r);
+  }
+
+ private:
+  template <typename Resp, typename Start>
+  Resp wait(const char* what, Start start) {
+    std::promise<Result<Resp>> done;
+    start([&done](Result<Resp> r) { done.set_value(std::move(r)); });
+    Result<Resp> r = done.get_future().get();
+    if (!r) throw RpcError(static_cast<int>(r.status().code()), std::string(what) + ": " + r.status().message());
+    return std::move(r).value();
+  }
+  template <typename Req, typename Resp>
+  Resp call(const char* what, void (engine::Engine::*method)(Req, engine::Reply<Resp>), const Req& r) {
+    return wait<Resp>(what, [&](engine::Reply<Resp> reply) { (engine_.get()->*method)(r, std::move(reply)); });
+  }
+
+  std::unique_ptr<engine::SqliteStore> store_;
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+}  // namespace
+
+std::shared_ptr<Connection> Connection::embedded(const std::string& database_path) {
+  auto store = engine::SqliteStore::open(database_path);
+  if (!store) throw Error("cannot open the embedded engine: " + store.status().to_string());
+  engine::EngineOptions options;
+  options.poll_timeout = std::chrono::seconds(2);  // in process, an empty poll is cheap; stop() waits less
+  auto engine = engine::Engine::start(**store, options);
+  if (!engine) throw Error("cannot start the embedded engine: " + engine.status().to_string());
+  return std::make_shared<EmbeddedConnection>(std::move(store).value(), std::move(engine).value());
+}
+
+}  // namespace reprise
