@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace reprise {
@@ -37,7 +38,9 @@ Worker::Worker(std::shared_ptr<Connection> connection, WorkerOptions options)
   if (options_.task_queue.empty()) throw std::invalid_argument("WorkerOptions.task_queue is required");
   if (options_.workflow_threads < 1) throw std::invalid_argument("WorkerOptions.workflow_threads must be at least 1");
   if (options_.activity_threads < 1) throw std::invalid_argument("WorkerOptions.activity_threads must be at least 1");
+  if (options_.cache_size < 0) throw std::invalid_argument("WorkerOptions.cache_size must not be negative");
   if (options_.identity.empty()) options_.identity = default_identity();
+  sticky_queue_ = options_.task_queue + "/" + options_.identity;
 }
 
 Worker::~Worker() { stop(); }
@@ -57,7 +60,10 @@ void Worker::add_activity(const std::string& name, ActivityRunner runner) {
 void Worker::start() {
   stopping_ = false;
   if (!workflows_.empty()) {
-    for (int i = 0; i < options_.workflow_threads; ++i) threads_.emplace_back([this] { workflow_loop(); });
+    for (int i = 0; i < options_.workflow_threads; ++i) {
+      threads_.emplace_back([this] { workflow_loop(options_.task_queue); });
+    }
+    if (options_.cache_size > 0) threads_.emplace_back([this] { workflow_loop(sticky_queue_); });
   }
   if (!activities_.empty()) {
     for (int i = 0; i < options_.activity_threads; ++i) threads_.emplace_back([this] { activity_loop(); });
@@ -70,10 +76,10 @@ void Worker::stop() {
   threads_.clear();
 }
 
-void Worker::workflow_loop() {
+void Worker::workflow_loop(const std::string& queue) {
   while (!stopping_) {
     v1::PollWorkflowTaskRequest poll;
-    poll.mutable_task_queue()->set_name(options_.task_queue);
+    poll.mutable_task_queue()->set_name(queue);
     poll.set_identity(options_.identity);
     v1::PollWorkflowTaskResponse task;
     try {
@@ -93,6 +99,7 @@ void Worker::workflow_loop() {
 }
 
 void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
+  if (task.queries_size() > 0) return answer_query(task);
   const std::string& type = task.workflow_type().name();
   auto fail = [&](v1::WorkflowTaskFailedCause cause, const std::string& message) {
     v1::FailWorkflowTaskRequest r;
@@ -108,20 +115,86 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
     return fail(v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
                 "workflow '" + type + "' is not registered with worker " + options_.identity);
   }
-  // No cache yet: every task replays the workflow from its full history.
-  worker::WorkflowInstance instance(type, starter->second);
-  Result<worker::Activation> activation = instance.apply(task.history());
+  v1::History events;
+  std::unique_ptr<worker::WorkflowInstance> instance = instance_for(task, starter->second, events);
+  Result<worker::Activation> activation = instance->apply(events);
   if (!activation) {
     const bool nondeterministic = activation.status().code() == StatusCode::kFailedPrecondition;
     return fail(nondeterministic ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
                                  : v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
-                activation.status().message());
+                activation.status().message());  // the instance is dropped: the retry replays afresh
   }
   v1::CompleteWorkflowTaskRequest done;
   done.set_task_token(task.task_token());
   done.set_identity(options_.identity);
   for (auto& c : activation->commands) *done.add_commands() = std::move(c);
+  const bool keep = options_.cache_size > 0 && !instance->finished() &&
+                    std::none_of(done.commands().begin(), done.commands().end(), [](const v1::Command& c) {
+                      return c.has_complete_workflow_execution() || c.has_fail_workflow_execution();
+                    });
+  if (keep) done.mutable_sticky_attributes()->mutable_worker_task_queue()->set_name(sticky_queue_);
   connection_->complete_workflow_task(done);
+  if (keep) cache_put(task.workflow_execution().run_id(), std::move(instance));
+}
+
+std::unique_ptr<worker::WorkflowInstance> Worker::instance_for(const v1::PollWorkflowTaskResponse& task,
+                                                               const worker::WorkflowStarter& starter,
+                                                               v1::History& events) {
+  const std::string& run_id = task.workflow_execution().run_id();
+  const int64_t first = task.history().events_size() > 0 ? task.history().events(0).event_id() : 1;
+  std::unique_ptr<worker::WorkflowInstance> cached;
+  {
+    std::lock_guard lock(cache_mu_);
+    auto it = cache_.find(run_id);
+    if (it != cache_.end()) {
+      cached = std::move(it->second.first);
+      lru_.erase(it->second.second);
+      cache_.erase(it);
+    }
+  }
+  if (cached && cached->last_event_id() + 1 == first) {
+    events = task.history();
+    return cached;
+  }
+  events = task.history();
+  if (first != 1) {
+    // Evicted, or never here: the task has only the new events. Fetch the
+    // rest and replay.
+    v1::GetHistoryRequest r;
+    *r.mutable_workflow_execution() = task.workflow_execution();
+    v1::History all;
+    do {
+      v1::GetHistoryResponse page = connection_->get_history(r, std::chrono::seconds(30));
+      for (auto& e : *page.mutable_history()->mutable_events()) {
+        if (e.event_id() < first) *all.add_events() = std::move(e);
+      }
+      r.set_next_page_token(page.next_page_token());
+    } while (!r.next_page_token().empty());
+    for (const auto& e : task.history().events()) *all.add_events() = e;
+    events = std::move(all);
+  }
+  return std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter);
+}
+
+void Worker::cache_put(const std::string& run_id, std::unique_ptr<worker::WorkflowInstance> instance) {
+  std::lock_guard lock(cache_mu_);
+  lru_.push_front(run_id);
+  cache_[run_id] = {std::move(instance), lru_.begin()};
+  while (static_cast<int>(cache_.size()) > options_.cache_size) {
+    cache_.erase(lru_.back());
+    lru_.pop_back();
+  }
+}
+
+void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
+  v1::CompleteWorkflowTaskRequest r;
+  r.set_task_token(task.task_token());
+  r.set_identity(options_.identity);
+  for (const auto& [id, query] : task.queries()) {
+    (*r.mutable_query_results())[id].set_error_message("query '" + query.query_type() +
+                                                       "': this worker has no query handlers yet");
+  }
+  connection_->complete_workflow_task(r);
 }
 
 void Worker::activity_loop() {

@@ -130,6 +130,60 @@ TEST(Sdk, EmbeddedModeRunsTheSameWorkflowsWithNoServer) {
   }
 }
 
+std::atomic<int> step_runs{0};
+std::string step(ActivityContext&, int64_t n) { return std::to_string(n); }
+inline constexpr Activity<&step> step_activity{"step"};
+
+// Counts how often its body starts: once per replay from the beginning.
+Workflow<std::string> stepper(WorkflowContext& ctx, int64_t steps) {
+  ++step_runs;
+  std::string out;
+  for (int64_t i = 1; i <= steps; ++i)
+    out += co_await ctx.execute(step_activity, ActivityOptions::start_to_close(5s), i);
+  co_return out;
+}
+inline constexpr WorkflowDef<&stepper> stepper_wf{"stepper"};
+
+TEST(Sdk, ACachedWorkflowMovesOnWithoutReplayAndAnUncachedOneReplays) {
+  TempDir dir;
+  auto connection = Connection::embedded(dir.file("sticky.db"));
+  Client client(connection);
+  for (int cache : {100, 0}) {
+    step_runs = 0;
+    Worker worker(connection,
+                  {.task_queue = "steps", .workflow_threads = 1, .activity_threads = 1, .cache_size = cache});
+    worker.register_workflow(stepper_wf);
+    worker.register_activity(step_activity);
+    worker.start();
+    auto run = client.start(stepper_wf, {.id = "steps-" + std::to_string(cache), .task_queue = "steps"}, int64_t{4});
+    EXPECT_EQ(run.result(), "1234");
+    worker.stop();
+    if (cache > 0) {
+      EXPECT_EQ(step_runs.load(), 1) << "five workflow tasks, one run of the body: the cache carried it";
+    } else {
+      EXPECT_EQ(step_runs.load(), 5) << "without a cache every task replays from the start";
+    }
+  }
+}
+
+TEST(Sdk, AStickyTaskForAnEvictedWorkflowFetchesItsHistoryAndReplays) {
+  TempDir dir;
+  auto connection = Connection::embedded(dir.file("evicted.db"));
+  Client client(connection);
+  step_runs = 0;
+  Worker worker(connection, {.task_queue = "tight", .workflow_threads = 1, .activity_threads = 1, .cache_size = 1});
+  worker.register_workflow(stepper_wf);
+  worker.register_activity(step_activity);
+  worker.start();
+  // Two workflows take turns; a cache of one evicts each for the other.
+  auto a = client.start(stepper_wf, {.id = "a", .task_queue = "tight"}, int64_t{3});
+  auto b = client.start(stepper_wf, {.id = "b", .task_queue = "tight"}, int64_t{3});
+  EXPECT_EQ(a.result(), "123");
+  EXPECT_EQ(b.result(), "123");
+  worker.stop();
+  EXPECT_GT(step_runs.load(), 2) << "evicted workflows were replayed from fetched history";
+}
+
 TEST(Sdk, WorkerOptionsAndRegistrationsThatCannotWorkAreClearErrors) {
   auto connection = Connection::remote("127.0.0.1:1");
   EXPECT_THROW(Worker(connection, {.task_queue = ""}), std::invalid_argument);

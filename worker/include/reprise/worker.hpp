@@ -7,15 +7,18 @@
 //
 // Workflow tasks and activities run on separate pools of plain threads: an
 // activity may block, a workflow task must not. Each workflow task replays
-// the workflow from its history and answers with the commands it issues.
+// a cached workflow forward (or replays it from history after a cache miss)
+// and answers with the commands it issues.
 //
 // Thread safety: register before start(); start() and stop() from one thread.
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -35,6 +38,10 @@ struct WorkerOptions {
   int workflow_threads = 2;
   int activity_threads = 4;
   std::string identity{};  // "" = host name and process id
+  // Workflows kept in memory between their tasks (sticky execution): their
+  // next task comes to this worker with only the new events and needs no
+  // replay. 0 turns caching off.
+  int cache_size = 1000;
 };
 
 class Worker {
@@ -64,15 +71,25 @@ class Worker {
 
   void add_workflow(const std::string& name, worker::WorkflowStarter starter);
   void add_activity(const std::string& name, ActivityRunner runner);
-  void workflow_loop();
+  void workflow_loop(const std::string& queue);
   void activity_loop();
   void run_workflow_task(const v1::PollWorkflowTaskResponse& task);
+  void answer_query(const v1::PollWorkflowTaskResponse& task);
+  // The instance for a task: the cached one if the task continues it, else
+  // a fresh one fed the whole history (fetched when the task has only part).
+  std::unique_ptr<worker::WorkflowInstance> instance_for(const v1::PollWorkflowTaskResponse& task,
+                                                         const worker::WorkflowStarter& starter, v1::History& events);
+  void cache_put(const std::string& run_id, std::unique_ptr<worker::WorkflowInstance> instance);
   void run_activity(const v1::PollActivityTaskResponse& task);
 
   std::shared_ptr<Connection> connection_;
   WorkerOptions options_;
   std::map<std::string, worker::WorkflowStarter> workflows_;
   std::map<std::string, ActivityRunner> activities_;
+  std::string sticky_queue_;  // this worker's own queue for the workflows it caches
+  std::mutex cache_mu_;
+  std::list<std::string> lru_;  // most recent first
+  std::map<std::string, std::pair<std::unique_ptr<worker::WorkflowInstance>, std::list<std::string>::iterator>> cache_;
   std::atomic<bool> stopping_{false};
   std::vector<std::thread> threads_;
 };
