@@ -1,5 +1,7 @@
 #include "worker/workflow_instance.hpp"
 
+#include <algorithm>
+
 #include "history/event_builder.hpp"
 #include "history/proto_time.hpp"
 
@@ -231,7 +233,10 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
 
 void WorkflowInstance::resolve(const std::shared_ptr<detail::Pending>& pending) {
   pending->ready = true;
-  if (pending->waiter) ready_.push_back(std::exchange(pending->waiter, {}));
+  if (!pending->waiter) return;
+  const std::coroutine_handle<> waiter = std::exchange(pending->waiter, {});
+  // A coroutine waiting on several (any) is made ready once.
+  if (std::find(ready_.begin(), ready_.end(), waiter) == ready_.end()) ready_.push_back(waiter);
 }
 
 std::shared_ptr<detail::Pending> WorkflowInstance::schedule_activity(v1::ScheduleActivityTaskCommandAttributes a) {

@@ -40,6 +40,23 @@ Workflow<int64_t> refuses(WorkflowContext&, Order order) {
   co_return order.cents;
 }
 
+// Races the charge against a one-minute timeout.
+Workflow<std::string> charge_or_give_up(WorkflowContext& ctx, Order order) {
+  auto charged = ctx.execute(charge_card, ActivityOptions::start_to_close(5min), order);
+  auto deadline = ctx.sleep(1min);
+  if (co_await any(charged, deadline) == 1) co_return "gave up";
+  co_return co_await charged;
+}
+
+// Charges and ships at the same time. Scheduled in two statements: the order
+// of a call's arguments is up to the compiler, the order of statements is not.
+Workflow<std::string> both(WorkflowContext& ctx, Order order) {
+  auto charged = ctx.execute(charge_card, ActivityOptions::start_to_close(5min), order);
+  auto shipped = ctx.execute(ship_parcel, ActivityOptions::start_to_close(5min), order.id);
+  auto [receipt, tracking] = co_await all(charged, shipped);
+  co_return receipt + "+" + tracking;
+}
+
 // Builds the history the engine would write for a workflow task sequence.
 class Recorder {
  public:
@@ -95,6 +112,13 @@ class Recorder {
     e.mutable_activity_task_failed()->set_scheduled_event_id(last_activity_);
     e.mutable_activity_task_failed()->mutable_failure()->set_message(message);
     e.mutable_activity_task_failed()->mutable_failure()->set_type("CardDeclined");
+    builder_.append(e);
+  }
+  // Completes the activity scheduled as event `scheduled`.
+  void activity_completed_at(int64_t scheduled, v1::Payload result) {
+    v1::HistoryEvent e;
+    e.mutable_activity_task_completed()->set_scheduled_event_id(scheduled);
+    *e.mutable_activity_task_completed()->mutable_result()->add_payloads() = std::move(result);
     builder_.append(e);
   }
   void timer_fired() {
@@ -223,6 +247,40 @@ TEST(WorkflowInstance, HistoryWithAnEventTheCodeNeverProducedIsNonDeterminism) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("the workflow issued ScheduleActivityTask 'charge'"), std::string::npos)
       << r.status().to_string();
+}
+
+TEST(WorkflowInstance, AnyGivesTheFirstResultInHistoryOrder) {
+  Recorder rec(to_payloads(Order{"slow", 1}));
+  auto instance = fresh(worker::make_starter<&charge_or_give_up>("charge_or_give_up"));
+  auto first = instance.apply(rec.history());
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ(first->commands.size(), 2u) << "both the activity and the timer, in one task";
+  rec.completed(first->commands);
+  rec.timer_fired();  // the timer wins
+  rec.task();
+  auto replayed = fresh(worker::make_starter<&charge_or_give_up>("charge_or_give_up"));
+  auto r = replayed.apply(rec.history());
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(from_payload<std::string>(r->commands.at(0).complete_workflow_execution().result().payloads(0), "r"),
+            "gave up");
+}
+
+TEST(WorkflowInstance, AllRunsActivitiesSideBySideAndKeepsArgumentOrder) {
+  Recorder rec(to_payloads(Order{"o1", 1}));
+  auto instance = fresh(worker::make_starter<&both>("both"));
+  auto first = instance.apply(rec.history());
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ(first->commands.size(), 2u) << "both scheduled before either is awaited to the end";
+  rec.completed(first->commands);
+  // The second finishes first; the tuple still follows argument order.
+  rec.activity_completed_at(6, to_payload(std::string("tracking-9")));
+  rec.activity_completed_at(5, to_payload(std::string("receipt-1")));
+  rec.task();
+  auto replayed = fresh(worker::make_starter<&both>("both"));
+  auto r = replayed.apply(rec.history());
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(from_payload<std::string>(r->commands.at(0).complete_workflow_execution().result().payloads(0), "r"),
+            "receipt-1+tracking-9");
 }
 
 TEST(Codec, IntegersStayExactAndWrongTypesAreNamed) {

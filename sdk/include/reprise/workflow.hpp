@@ -25,6 +25,7 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "history/proto_time.hpp"
 #include "reprise/codec.hpp"
@@ -112,6 +113,7 @@ class [[nodiscard]] Workflow {
 template <typename T = void>
 class [[nodiscard]] Task {
  public:
+  using value_type = T;
   struct promise_type : detail::ResultSlot<T> {
     std::coroutine_handle<> continuation;
     Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
@@ -273,6 +275,7 @@ class [[nodiscard]] ActivityFuture {
   explicit ActivityFuture(std::shared_ptr<detail::Pending> pending) : pending_(std::move(pending)) {}
   bool await_ready() const noexcept { return pending_->ready; }
   void await_suspend(std::coroutine_handle<> h) noexcept { pending_->waiter = h; }
+  const std::shared_ptr<detail::Pending>& pending() const { return pending_; }
   T await_resume() const {
     if (pending_->failure) {
       const v1::Failure& f = *pending_->failure;
@@ -297,6 +300,7 @@ class [[nodiscard]] TimerFuture {
   explicit TimerFuture(std::shared_ptr<detail::Pending> pending) : pending_(std::move(pending)) {}
   bool await_ready() const noexcept { return pending_->ready; }
   void await_suspend(std::coroutine_handle<> h) noexcept { pending_->waiter = h; }
+  const std::shared_ptr<detail::Pending>& pending() const { return pending_; }
   void await_resume() const {}
 
  private:
@@ -309,6 +313,7 @@ class [[nodiscard]] SignalFuture {
   explicit SignalFuture(std::shared_ptr<detail::Pending> pending) : pending_(std::move(pending)) {}
   bool await_ready() const noexcept { return pending_->ready; }
   void await_suspend(std::coroutine_handle<> h) noexcept { pending_->waiter = h; }
+  const std::shared_ptr<detail::Pending>& pending() const { return pending_; }
   T await_resume() const {
     if (pending_->result.payloads_size() != 1) {
       throw PayloadError("signal '" + pending_->name + "' carried " + std::to_string(pending_->result.payloads_size()) +
@@ -320,6 +325,66 @@ class [[nodiscard]] SignalFuture {
  private:
   std::shared_ptr<detail::Pending> pending_;
 };
+
+// --- waiting for several ---
+
+// The first of several futures to be ready: `co_await any(payment, timeout)`
+// gives its index (ties go to the earlier argument, as history orders them).
+// The others stay pending and may still be awaited.
+class [[nodiscard]] AnyOf {
+ public:
+  explicit AnyOf(std::vector<std::shared_ptr<detail::Pending>> pendings) : pendings_(std::move(pendings)) {}
+  bool await_ready() const noexcept {
+    for (const auto& p : pendings_) {
+      if (p->ready) return true;
+    }
+    return false;
+  }
+  void await_suspend(std::coroutine_handle<> h) noexcept {
+    for (auto& p : pendings_) p->waiter = h;
+  }
+  size_t await_resume() const noexcept {
+    size_t first = pendings_.size();
+    for (size_t i = 0; i < pendings_.size(); ++i) {
+      pendings_[i]->waiter = {};  // the losers must not resume this coroutine later
+      if (pendings_[i]->ready && first == pendings_.size()) first = i;
+    }
+    return first;
+  }
+
+ private:
+  std::vector<std::shared_ptr<detail::Pending>> pendings_;
+};
+
+template <typename... Futures>
+AnyOf any(const Futures&... futures) {
+  return AnyOf({futures.pending()...});
+}
+
+namespace detail {
+
+template <typename F>
+auto await_value(F future) -> Task<std::conditional_t<std::is_void_v<decltype(future.await_resume())>, std::monostate,
+                                                      decltype(future.await_resume())>> {
+  if constexpr (std::is_void_v<decltype(future.await_resume())>) {
+    co_await future;
+    co_return std::monostate{};
+  } else {
+    co_return co_await future;
+  }
+}
+
+}  // namespace detail
+
+// Every future's value, in argument order (std::monostate for a timer);
+// the first failure is thrown. Start the work in separate statements, not
+// inside the call: C++ leaves the order of a call's arguments to the
+// compiler, and the order commands are issued must be the same on replay.
+template <typename... Futures>
+auto all(Futures... futures) -> Task<std::tuple<typename decltype(detail::await_value(futures))::value_type...>> {
+  co_return std::tuple<typename decltype(detail::await_value(futures))::value_type...>{
+      co_await detail::await_value(std::move(futures))...};
+}
 
 // --- the context ---
 
