@@ -5,7 +5,9 @@
 #include <unordered_map>
 
 #include "history/payload.hpp"
+#include "reprise/internal/state.pb.h"
 #include "reprise/v1/common.pb.h"
+#include "reprise/v1/service.pb.h"
 
 namespace reprise::engine {
 
@@ -50,6 +52,38 @@ bool may_hold_payload(const Descriptor* type) {
   return holds[type];
 }
 
+// Map fields are walked through their typed accessors: protobuf's reflection
+// reaches a map's entries only through a repeated-field view that it
+// re-synchronises behind the scenes, which is not safe to mutate through.
+// Every map that can hold a payload is listed here; a new one fails loudly.
+template <typename M, typename Visit>
+Status visit_map_values(M& message, const FieldDescriptor* field, const Visit& visit) {
+  if constexpr (!std::is_const_v<M>) {
+    if (auto* marker = dynamic_cast<v1::RecordMarkerCommandAttributes*>(&message)) {
+      for (auto& [key, value] : *marker->mutable_details()) REPRISE_RETURN_IF_ERROR(visit(value));
+      return Status::ok();
+    }
+    if (auto* completion = dynamic_cast<v1::CompleteWorkflowTaskRequest*>(&message)) {
+      for (auto& [key, value] : *completion->mutable_query_results()) REPRISE_RETURN_IF_ERROR(visit(value));
+      return Status::ok();
+    }
+  } else {
+    if (auto* marker = dynamic_cast<const v1::MarkerRecordedEventAttributes*>(&message)) {
+      for (const auto& [key, value] : marker->details()) REPRISE_RETURN_IF_ERROR(visit(value));
+      return Status::ok();
+    }
+    if (auto* marker = dynamic_cast<const v1::RecordMarkerCommandAttributes*>(&message)) {
+      for (const auto& [key, value] : marker->details()) REPRISE_RETURN_IF_ERROR(visit(value));
+      return Status::ok();
+    }
+    if (auto* state = dynamic_cast<const internal::ExecutionState*>(&message)) {
+      for (const auto& [key, value] : state->activities()) REPRISE_RETURN_IF_ERROR(visit(value));
+      return Status::ok();
+    }
+  }
+  return Status::internal("claim-check does not know how to walk map field " + field->full_name());
+}
+
 template <typename Visit>
 Status visit_payloads(Message& m, const Visit& visit) {
   if (m.GetDescriptor() == v1::Payload::descriptor()) return visit(static_cast<v1::Payload&>(m));
@@ -58,7 +92,9 @@ Status visit_payloads(Message& m, const Visit& visit) {
   reflection->ListFields(m, &fields);
   for (const FieldDescriptor* f : fields) {
     if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE || !may_hold_payload(f->message_type())) continue;
-    if (f->is_repeated()) {
+    if (f->is_map()) {
+      REPRISE_RETURN_IF_ERROR(visit_map_values(m, f, [&](Message& value) { return visit_payloads(value, visit); }));
+    } else if (f->is_repeated()) {
       for (int i = 0; i < reflection->FieldSize(m, f); ++i) {
         REPRISE_RETURN_IF_ERROR(visit_payloads(*reflection->MutableRepeatedMessage(&m, f, i), visit));
       }
@@ -69,26 +105,31 @@ Status visit_payloads(Message& m, const Visit& visit) {
   return Status::ok();
 }
 
-void collect(const Message& m, std::vector<history::Sha256Digest>& out) {
+Status collect(const Message& m, std::vector<history::Sha256Digest>& out) {
   if (m.GetDescriptor() == v1::Payload::descriptor()) {
     const auto& p = static_cast<const v1::Payload&>(m);
     history::Sha256Digest digest{};
     if (history::is_claim_check(p) && history::digest_from_bytes(p.external().sha256(), digest)) {
       out.push_back(digest);
     }
-    return;
+    return Status::ok();
   }
   const auto* reflection = m.GetReflection();
   std::vector<const FieldDescriptor*> fields;
   reflection->ListFields(m, &fields);
   for (const FieldDescriptor* f : fields) {
     if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE || !may_hold_payload(f->message_type())) continue;
-    if (f->is_repeated()) {
-      for (int i = 0; i < reflection->FieldSize(m, f); ++i) collect(reflection->GetRepeatedMessage(m, f, i), out);
+    if (f->is_map()) {
+      REPRISE_RETURN_IF_ERROR(visit_map_values(m, f, [&](const Message& value) { return collect(value, out); }));
+    } else if (f->is_repeated()) {
+      for (int i = 0; i < reflection->FieldSize(m, f); ++i) {
+        REPRISE_RETURN_IF_ERROR(collect(reflection->GetRepeatedMessage(m, f, i), out));
+      }
     } else {
-      collect(reflection->GetMessage(m, f), out);
+      REPRISE_RETURN_IF_ERROR(collect(reflection->GetMessage(m, f), out));
     }
   }
+  return Status::ok();
 }
 
 std::string mib(int64_t bytes) {
@@ -139,8 +180,8 @@ Result<bool> ClaimCheck::offload(google::protobuf::Message& request) {
   return referenced;
 }
 
-void collect_claim_checks(const google::protobuf::Message& message, std::vector<history::Sha256Digest>& out) {
-  collect(message, out);
+Status collect_claim_checks(const google::protobuf::Message& message, std::vector<history::Sha256Digest>& out) {
+  return collect(message, out);
 }
 
 }  // namespace reprise::engine

@@ -40,6 +40,6 @@ class ClaimCheck {
 };
 
 // The digests of every claim-check reference inside `message`.
-void collect_claim_checks(const google::protobuf::Message& message, std::vector<history::Sha256Digest>& out);
+Status collect_claim_checks(const google::protobuf::Message& message, std::vector<history::Sha256Digest>& out);
 
 }  // namespace reprise::engine

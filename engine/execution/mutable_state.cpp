@@ -622,8 +622,8 @@ Result<Transition> MutableState::finish(history::EventBatchCodec& codec) {
     // New events and the state (buffered events, heartbeat details) may hold
     // references; each keeps its blob alive for as long as this run exists.
     std::vector<history::Sha256Digest> digests;
-    for (const auto& e : builder_.events()) collect_claim_checks(e, digests);
-    collect_claim_checks(state_, digests);
+    for (const auto& e : builder_.events()) REPRISE_RETURN_IF_ERROR(collect_claim_checks(e, digests));
+    REPRISE_RETURN_IF_ERROR(collect_claim_checks(state_, digests));
     for (const auto& d : digests) t.add_blob_refs.push_back({d, key_});
   }
   t.add_tasks = std::move(tasks_);

@@ -87,7 +87,7 @@ TEST_F(ClaimCheckTest, PayloadsDeepInsideCommandsAreFound) {
       << "a failure's cause's details";
   EXPECT_TRUE(history::is_claim_check(r.commands(1).record_marker().details().at("k").payloads(0))) << "a map value";
   std::vector<history::Sha256Digest> digests;
-  collect_claim_checks(r, digests);
+  ASSERT_TRUE(collect_claim_checks(r, digests).is_ok());
   EXPECT_EQ(digests.size(), 2u);
 }
 
