@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "reprise/detail/failure.hpp"
+
 namespace reprise {
 
 namespace {
@@ -13,18 +15,6 @@ std::string default_identity() {
   char host[256] = "host";
   gethostname(host, sizeof host - 1);
   return std::string(host) + ":" + std::to_string(getpid());
-}
-
-v1::Failure failure_of(const std::exception& e) {
-  v1::Failure f;
-  f.set_message(e.what());
-  f.set_source("cpp-sdk");
-  f.set_kind(v1::FAILURE_KIND_APPLICATION);
-  if (const auto* app = dynamic_cast<const ApplicationError*>(&e)) {
-    f.set_type(app->type());
-    f.set_non_retryable(app->non_retryable());
-  }
-  return f;
 }
 
 // A failed RPC while polling: the server is away. Wait a little, poll again.
@@ -247,7 +237,7 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
   } catch (const RpcError&) {
     throw;
   } catch (const std::exception& e) {
-    *failed.mutable_failure() = failure_of(e);
+    *failed.mutable_failure() = reprise::detail::failure_of(e);
     connection_->fail_activity(failed);
   }
 }

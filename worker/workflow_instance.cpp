@@ -4,6 +4,7 @@
 
 #include "history/event_builder.hpp"
 #include "history/proto_time.hpp"
+#include "reprise/detail/failure.hpp"
 
 namespace reprise::worker {
 
@@ -34,21 +35,6 @@ std::string describe(const v1::HistoryEvent& e) {
     what += " (timer id " + e.timer_started().timer_id() + ")";
   }
   return what;
-}
-
-v1::Failure failure_of(const std::exception& e) {
-  v1::Failure f;
-  f.set_message(e.what());
-  f.set_source("cpp-sdk");
-  f.set_kind(v1::FAILURE_KIND_APPLICATION);
-  if (const auto* app = dynamic_cast<const ApplicationError*>(&e)) {
-    f.set_type(app->type());
-    f.set_non_retryable(app->non_retryable());
-  } else if (const auto* activity = dynamic_cast<const ActivityError*>(&e)) {
-    f.set_kind(v1::FAILURE_KIND_ACTIVITY);
-    f.set_type(activity->cause_type());
-  }
-  return f;
 }
 
 }  // namespace
@@ -121,7 +107,7 @@ void WorkflowInstance::finish_workflow() {
     *c.mutable_complete_workflow_execution()->mutable_result() = std::move(result);
   } catch (const std::exception& e) {
     c.set_command_type(v1::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION);
-    *c.mutable_fail_workflow_execution()->mutable_failure() = failure_of(e);
+    *c.mutable_fail_workflow_execution()->mutable_failure() = reprise::detail::failure_of(e);
   }
   issued_.push_back({std::move(c), nullptr});
 }

@@ -1,0 +1,27 @@
+// How an exception from user code becomes a v1::Failure: the message, and
+// the type and retryability an ApplicationError (or a failed activity) carries.
+#pragma once
+
+#include <exception>
+
+#include "reprise/errors.hpp"
+#include "reprise/v1/common.pb.h"
+
+namespace reprise::detail {
+
+inline v1::Failure failure_of(const std::exception& e) {
+  v1::Failure f;
+  f.set_message(e.what());
+  f.set_source("cpp-sdk");
+  f.set_kind(v1::FAILURE_KIND_APPLICATION);
+  if (const auto* app = dynamic_cast<const ApplicationError*>(&e)) {
+    f.set_type(app->type());
+    f.set_non_retryable(app->non_retryable());
+  } else if (const auto* activity = dynamic_cast<const ActivityError*>(&e)) {
+    f.set_kind(v1::FAILURE_KIND_ACTIVITY);
+    f.set_type(activity->cause_type());
+  }
+  return f;
+}
+
+}  // namespace reprise::detail
