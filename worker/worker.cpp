@@ -180,9 +180,25 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
   v1::CompleteWorkflowTaskRequest r;
   r.set_task_token(task.task_token());
   r.set_identity(options_.identity);
+  // A fresh replay of the full history the query task carries: the cached
+  // instance may be busy with a workflow task on another thread.
+  auto starter = workflows_.find(task.workflow_type().name());
+  std::unique_ptr<worker::WorkflowInstance> instance;
+  Status replayed = Status::not_found("workflow '" + task.workflow_type().name() + "' is not registered with worker " +
+                                      options_.identity);
+  if (starter != workflows_.end()) {
+    instance = std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter->second);
+    replayed = instance->apply(task.history()).status();
+  }
   for (const auto& [id, query] : task.queries()) {
-    (*r.mutable_query_results())[id].set_error_message("query '" + query.query_type() +
-                                                       "': this worker has no query handlers yet");
+    v1::WorkflowQueryResult& result = (*r.mutable_query_results())[id];
+    Result<v1::Payloads> answer =
+        replayed.is_ok() ? instance->query(query.query_type()) : Result<v1::Payloads>(replayed);
+    if (answer) {
+      *result.mutable_answer() = std::move(answer).value();
+    } else {
+      result.set_error_message(answer.status().message());
+    }
   }
   connection_->complete_workflow_task(r);
 }

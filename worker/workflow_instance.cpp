@@ -246,6 +246,21 @@ std::shared_ptr<detail::Pending> WorkflowInstance::start_timer(std::chrono::nano
   return pending;
 }
 
+Result<v1::Payloads> WorkflowInstance::query(const std::string& name) {
+  auto it = query_handlers_.find(name);
+  if (it == query_handlers_.end()) {
+    std::string known;
+    for (const auto& [handled, handler] : query_handlers_) known += (known.empty() ? "" : ", ") + handled;
+    return Status::not_found("workflow '" + workflow_type_ + "' has no query '" + name +
+                             "' (it answers: " + (known.empty() ? "none" : known) + ")");
+  }
+  try {
+    return it->second();
+  } catch (const std::exception& e) {
+    return Status::internal("query '" + name + "' failed: " + e.what());
+  }
+}
+
 std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string& name) {
   auto pending = std::make_shared<detail::Pending>();
   auto& received = signals_[name];

@@ -61,6 +61,11 @@ class WorkflowInstance final : public detail::WorkflowCore {
   // with its message; after an error the instance must be dropped.
   Result<Activation> apply(const v1::History& events);
 
+  // Runs the handler of query `name` on the state the applied history left.
+  // NOT_FOUND names the queries the workflow answers; a throwing handler is
+  // INTERNAL with its message.
+  Result<v1::Payloads> query(const std::string& name);
+
   int64_t last_event_id() const { return last_event_id_; }
   bool finished() const { return closed_; }
 
@@ -68,6 +73,9 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::shared_ptr<detail::Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes) override;
   std::shared_ptr<detail::Pending> start_timer(std::chrono::nanoseconds duration) override;
   std::shared_ptr<detail::Pending> next_signal(const std::string& name) override;
+  void set_query_handler(const std::string& name, std::function<v1::Payloads()> handler) override {
+    query_handlers_[name] = std::move(handler);
+  }
   TimePoint now() const override { return now_; }
   bool replaying() const override { return replaying_; }
 
@@ -104,6 +112,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   // Signals received and not yet taken, and waits not yet answered, by name.
   std::map<std::string, std::deque<v1::Payloads>> signals_;
   std::map<std::string, std::deque<std::shared_ptr<detail::Pending>>> signal_waits_;
+  std::map<std::string, std::function<v1::Payloads()>> query_handlers_;
 };
 
 // Adapts `Workflow<R> fn(WorkflowContext&, Args...)` to a WorkflowStarter.

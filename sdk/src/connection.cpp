@@ -27,6 +27,9 @@ class RemoteConnection final : public Connection {
   void signal_workflow(const v1::SignalWorkflowRequest& r) override {
     call("SignalWorkflow", &Stub::SignalWorkflow, r, std::chrono::seconds(30));
   }
+  v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) override {
+    return call("QueryWorkflow", &Stub::QueryWorkflow, r, std::chrono::seconds(30));
+  }
   v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override {
     return call("GetHistory", &Stub::GetHistory, r, timeout);
   }

@@ -26,6 +26,9 @@ class EmbeddedConnection final : public Connection {
   void signal_workflow(const v1::SignalWorkflowRequest& r) override {
     call("SignalWorkflow", &engine::Engine::signal_workflow, r);
   }
+  v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) override {
+    return call("QueryWorkflow", &engine::Engine::query_workflow, r);
+  }
   v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds) override {
     return wait<v1::GetHistoryResponse>("GetHistory", [&](auto reply) { engine_->get_history(r, std::move(reply)); });
   }

@@ -1,6 +1,7 @@
 // The SDK against a real reprise-server: typed workflows and activities on a
 // Worker, started and awaited through a Client.
 #include <atomic>
+#include <thread>
 
 #include "../server/server_harness.hpp"
 #include "reprise/client.hpp"
@@ -54,11 +55,13 @@ struct Approval {
 };
 inline constexpr Signal<Approval> approve{"approve"};
 inline constexpr Signal<int64_t> add_item{"add_item"};
+inline constexpr Query<int64_t> total_so_far{"total"};
 
 // Collects items until an approval arrives; signals sent before the workflow
 // waits for them are kept.
 Workflow<std::string> cart(WorkflowContext& ctx, int64_t expected_items) {
   int64_t total = 0;
+  ctx.on_query(total_so_far, [&total] { return total; });
   for (int64_t i = 0; i < expected_items; ++i) total += co_await ctx.wait(add_item);
   Approval a = co_await ctx.wait(approve);
   co_return (a.approved ? "approved by " : "rejected by ") + a.by + ", total " + std::to_string(total);
@@ -76,6 +79,17 @@ TEST(Sdk, TypedSignalsReachAWaitingWorkflowInOrder) {
   worker.register_workflow(cart_wf);
   worker.start();
   client.signal("cart-1", add_item, 7);
+  for (int i = 0; i < 50 && client.query("cart-1", total_so_far) != 12; ++i) {
+    std::this_thread::sleep_for(20ms);  // until the worker has taken the second item in
+  }
+  EXPECT_EQ(client.query("cart-1", total_so_far), 12) << "a query answers from the workflow's state";
+  try {
+    client.query("cart-1", Query<int64_t>{"no-such-query"});
+    FAIL() << "an unknown query was answered";
+  } catch (const RpcError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no query 'no-such-query' (it answers: total)"), std::string::npos)
+        << e.what();
+  }
   client.signal("cart-1", add_item, 30);
   client.signal("cart-1", approve, Approval{"ana", true});
   EXPECT_EQ(run.result(), "approved by ana, total 42");

@@ -53,6 +53,7 @@ class Connection {
   // Raw calls, for the client and the worker. `timeout` bounds the wait.
   virtual v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) = 0;
   virtual void signal_workflow(const v1::SignalWorkflowRequest& r) = 0;
+  virtual v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) = 0;
   virtual v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) = 0;
   virtual v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) = 0;
   virtual void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) = 0;
@@ -123,6 +124,18 @@ class Client {
     r.set_identity("reprise-cpp-client");
     const v1::StartWorkflowResponse started = connection_->start_workflow(r);
     return {connection_, options.id, started.run_id()};
+  }
+
+  // Asks the workflow's current run; throws RpcError (DEADLINE_EXCEEDED when
+  // no worker answers, INVALID_ARGUMENT when the workflow has no such query).
+  template <typename T>
+  T query(const std::string& workflow_id, const Query<T>& query) {
+    v1::QueryWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    r.set_query_type(query.name);
+    const v1::QueryWorkflowResponse out = connection_->query_workflow(r);
+    if (out.result().payloads_size() != 1) throw PayloadError("query '" + std::string(query.name) + "' gave no value");
+    return from_payload<T>(out.result().payloads(0), "the answer to query '" + std::string(query.name) + "'");
   }
 
   // Sends `value` to the workflow's current run under the signal's name.

@@ -265,6 +265,14 @@ struct Signal {
   constexpr explicit Signal(const char* signal_name) : name(signal_name) {}
 };
 
+// A typed query: a read-only question about a workflow's current state.
+template <Serializable T>
+struct Query {
+  using value_type = T;
+  const char* name;
+  constexpr explicit Query(const char* query_name) : name(query_name) {}
+};
+
 // --- awaitables ---
 
 // The result of an activity, awaited with co_await: the value, or an
@@ -419,6 +427,18 @@ class WorkflowContext {
     auto pending = core_.next_signal(signal.name);
     pending->name = signal.name;
     return SignalFuture<T>(std::move(pending));
+  }
+
+  // Answers `query` with what `handler` returns. The handler reads the
+  // workflow's state; it must not change it or wait.
+  template <typename T, typename Handler>
+  requires std::is_invocable_r_v<T, Handler&>
+  void on_query(const Query<T>& query, Handler handler) {
+    core_.set_query_handler(query.name, [handler = std::move(handler)]() mutable {
+      v1::Payloads out;
+      *out.add_payloads() = to_payload<T>(handler());
+      return out;
+    });
   }
 
   // Workflow time: when the current workflow task started (the same on replay).

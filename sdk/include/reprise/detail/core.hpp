@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <coroutine>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,8 @@ class WorkflowCore {
   // The next value of signal `name`: one already received and not yet taken,
   // or the next to arrive. Signals are delivered in history order, none lost.
   virtual std::shared_ptr<Pending> next_signal(const std::string& name) = 0;
+  // Answers query `name` from now on (replacing an earlier handler).
+  virtual void set_query_handler(const std::string& name, std::function<v1::Payloads()> handler) = 0;
   // Workflow time: the start time of the workflow task being processed.
   virtual TimePoint now() const = 0;
   virtual bool replaying() const = 0;
