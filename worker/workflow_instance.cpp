@@ -137,10 +137,17 @@ Result<WorkflowInstance::Issued> WorkflowInstance::match(const v1::HistoryEvent&
 
 Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
   switch (e.attributes_case()) {
-    case v1::HistoryEvent::kWorkflowExecutionStarted:
+    case v1::HistoryEvent::kWorkflowExecutionStarted: {
       input_ = e.workflow_execution_started().input();
       now_ = to_time(e.event_time());
+      // FNV-1a, not std::hash: the seed must be the same for every build.
+      uint64_t seed = 14695981039346656037ull;
+      for (unsigned char c : e.workflow_execution_started().original_execution_run_id()) {
+        seed = (seed ^ c) * 1099511628211ull;
+      }
+      random_.seed(seed);
       return Status::ok();
+    }
     case v1::HistoryEvent::kActivityTaskScheduled: {
       Result<Issued> m = match(e, v1::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK, e.activity_task_scheduled().activity_id());
       if (!m) return m.status();

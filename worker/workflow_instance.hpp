@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   void set_query_handler(const std::string& name, std::function<v1::Payloads()> handler) override {
     query_handlers_[name] = std::move(handler);
   }
+  uint64_t next_random() override { return random_(); }
   TimePoint now() const override { return now_; }
   bool replaying() const override { return replaying_; }
 
@@ -113,6 +115,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::map<std::string, std::deque<v1::Payloads>> signals_;
   std::map<std::string, std::deque<std::shared_ptr<detail::Pending>>> signal_waits_;
   std::map<std::string, std::function<v1::Payloads()>> query_handlers_;
+  std::mt19937_64 random_;  // seeded from the first run's id when the started event is applied
 };
 
 // Adapts `Workflow<R> fn(WorkflowContext&, Args...)` to a WorkflowStarter.

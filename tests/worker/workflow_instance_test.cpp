@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "history/event_builder.hpp"
 
 namespace reprise {
@@ -57,12 +59,21 @@ Workflow<std::string> both(WorkflowContext& ctx, Order order) {
   co_return receipt + "+" + tracking;
 }
 
+// Draws random numbers and a UUID, then waits on a timer.
+Workflow<std::string> dice(WorkflowContext& ctx) {
+  const std::string first = std::to_string(ctx.random() % 1000) + " " + ctx.uuid();
+  co_await ctx.sleep(1s);
+  co_return first + " " + std::to_string(ctx.random() % 1000);
+}
+
 // Builds the history the engine would write for a workflow task sequence.
 class Recorder {
  public:
-  explicit Recorder(const v1::Payloads& input) : builder_(1, TimePoint(std::chrono::seconds(1'700'000'000))) {
+  explicit Recorder(const v1::Payloads& input, const std::string& run_id = "run-1")
+      : builder_(1, TimePoint(std::chrono::seconds(1'700'000'000))) {
     v1::HistoryEvent started;
     *started.mutable_workflow_execution_started()->mutable_input() = input;
+    started.mutable_workflow_execution_started()->set_original_execution_run_id(run_id);
     builder_.append(started);
     task();
   }
@@ -281,6 +292,27 @@ TEST(WorkflowInstance, AllRunsActivitiesSideBySideAndKeepsArgumentOrder) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(from_payload<std::string>(r->commands.at(0).complete_workflow_execution().result().payloads(0), "r"),
             "receipt-1+tracking-9");
+}
+
+TEST(WorkflowInstance, RandomnessReplaysAndDiffersBetweenRuns) {
+  auto result_of = [](const std::string& run_id) {
+    Recorder rec(v1::Payloads(), run_id);
+    auto live = fresh(worker::make_starter<&dice>("dice"));
+    auto first = live.apply(rec.history());
+    rec.completed(first->commands);
+    rec.timer_fired();
+    rec.task();
+    auto replayed = fresh(worker::make_starter<&dice>("dice"));
+    auto r = replayed.apply(rec.history());
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    return from_payload<std::string>(r->commands.at(0).complete_workflow_execution().result().payloads(0), "r");
+  };
+  const std::string a = result_of("run-a");
+  EXPECT_EQ(result_of("run-a"), a) << "the same run draws the same numbers on every replay";
+  EXPECT_NE(result_of("run-b"), a);
+  EXPECT_TRUE(std::regex_match(
+      a, std::regex("[0-9]+ [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12} [0-9]+")))
+      << a;
 }
 
 TEST(Codec, IntegersStayExactAndWrongTypesAreNamed) {

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <coroutine>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <string>
@@ -439,6 +440,19 @@ class WorkflowContext {
       *out.add_payloads() = to_payload<T>(handler());
       return out;
     });
+  }
+
+  // Randomness that replays: a 64-bit number, or a version-4 UUID, from the
+  // workflow's own sequence. Seed a generator with random() if you need more.
+  uint64_t random() { return core_.next_random(); }
+  std::string uuid() {
+    const uint64_t hi = core_.next_random(), lo = core_.next_random();
+    char text[37];
+    std::snprintf(text, sizeof text, "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                  static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xfff),
+                  static_cast<unsigned>(0x8000 | ((lo >> 48) & 0x3fff)),
+                  static_cast<unsigned long long>(lo & 0xffffffffffffull));
+    return text;
   }
 
   // Workflow time: when the current workflow task started (the same on replay).

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <coroutine>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -36,6 +37,9 @@ class WorkflowCore {
   virtual std::shared_ptr<Pending> next_signal(const std::string& name) = 0;
   // Answers query `name` from now on (replacing an earlier handler).
   virtual void set_query_handler(const std::string& name, std::function<v1::Payloads()> handler) = 0;
+  // The next number of the workflow's own random sequence, seeded from its
+  // first run's id: the same on every replay.
+  virtual uint64_t next_random() = 0;
   // Workflow time: the start time of the workflow task being processed.
   virtual TimePoint now() const = 0;
   virtual bool replaying() const = 0;
