@@ -107,6 +107,7 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
   }
   v1::History events;
   std::unique_ptr<worker::WorkflowInstance> instance = instance_for(task, starter->second, events);
+  instance->set_execution(task.workflow_execution().workflow_id(), task.workflow_execution().run_id());
   Result<worker::Activation> activation = instance->apply(events);
   if (!activation) {
     const bool nondeterministic = activation.status().code() == StatusCode::kFailedPrecondition;
@@ -188,6 +189,7 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
                                       options_.identity);
   if (starter != workflows_.end()) {
     instance = std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter->second);
+    instance->set_execution(task.workflow_execution().workflow_id(), task.workflow_execution().run_id());
     replayed = instance->apply(task.history()).status();
   }
   for (const auto& [id, query] : task.queries()) {

@@ -40,7 +40,9 @@ std::string describe(const v1::HistoryEvent& e) {
 }  // namespace
 
 WorkflowInstance::WorkflowInstance(std::string workflow_type, WorkflowStarter starter)
-    : workflow_type_(std::move(workflow_type)), starter_(std::move(starter)), context_(*this) {}
+    : workflow_type_(std::move(workflow_type)), starter_(std::move(starter)), context_(*this) {
+  info_.workflow_type = workflow_type_;
+}
 
 WorkflowInstance::~WorkflowInstance() = default;
 
@@ -64,6 +66,12 @@ Result<Activation> WorkflowInstance::apply(const v1::History& events) {
     if (!last && events.events(i + 1).event_type() != v1::EVENT_TYPE_WORKFLOW_TASK_COMPLETED) continue;
     now_ = to_time(e.event_time());
     replaying_ = !last;
+    info_.history_length = e.event_id();
+    info_.history_size_bytes = e.workflow_task_started().history_size_bytes();
+    info_.continue_as_new_suggested = e.workflow_task_started().suggest_continue_as_new();
+    if (i > 0 && events.events(i - 1).has_workflow_task_scheduled()) {
+      info_.attempt = events.events(i - 1).workflow_task_scheduled().attempt();
+    }
     REPRISE_RETURN_IF_ERROR(activate());
     if (last) {
       for (const Issued& issued : issued_) out.commands.push_back(issued.command);

@@ -67,6 +67,13 @@ class WorkflowInstance final : public detail::WorkflowCore {
   // INTERNAL with its message.
   Result<v1::Payloads> query(const std::string& name);
 
+  // Who the instance is, from the task it works on (the worker sets it
+  // before apply()).
+  void set_execution(const std::string& workflow_id, const std::string& run_id) {
+    info_.workflow_id = workflow_id;
+    info_.run_id = run_id;
+  }
+
   int64_t last_event_id() const { return last_event_id_; }
   bool finished() const { return closed_; }
 
@@ -80,6 +87,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   uint64_t next_random() override { return random_(); }
   TimePoint now() const override { return now_; }
   bool replaying() const override { return replaying_; }
+  const WorkflowInfo& info() const override { return info_; }
 
  private:
   struct Issued {
@@ -115,6 +123,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::map<std::string, std::deque<v1::Payloads>> signals_;
   std::map<std::string, std::deque<std::shared_ptr<detail::Pending>>> signal_waits_;
   std::map<std::string, std::function<v1::Payloads()>> query_handlers_;
+  WorkflowInfo info_;
   std::mt19937_64 random_;  // seeded from the first run's id when the started event is applied
 };
 

@@ -66,6 +66,13 @@ Workflow<std::string> dice(WorkflowContext& ctx) {
   co_return first + " " + std::to_string(ctx.random() % 1000);
 }
 
+// Reports where it is at each step.
+Workflow<std::string> introspect(WorkflowContext& ctx) {
+  const std::string before = std::to_string(ctx.info().history_length) + (ctx.replaying() ? " replaying" : " live");
+  co_await ctx.sleep(1s);
+  co_return before + ", then " + std::to_string(ctx.info().history_length) + " " + ctx.info().workflow_id;
+}
+
 // Builds the history the engine would write for a workflow task sequence.
 class Recorder {
  public:
@@ -313,6 +320,24 @@ TEST(WorkflowInstance, RandomnessReplaysAndDiffersBetweenRuns) {
   EXPECT_TRUE(std::regex_match(
       a, std::regex("[0-9]+ [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12} [0-9]+")))
       << a;
+}
+
+TEST(WorkflowInstance, InfoFollowsTheTaskAndReplayIsKnown) {
+  Recorder rec{v1::Payloads()};
+  auto live = fresh(worker::make_starter<&introspect>("introspect"));
+  live.set_execution("wf-9", "run-1");
+  auto first = live.apply(rec.history());
+  ASSERT_TRUE(first.is_ok());
+  rec.completed(first->commands);
+  rec.timer_fired();
+  rec.task();
+  auto replayed = fresh(worker::make_starter<&introspect>("introspect"));
+  replayed.set_execution("wf-9", "run-1");
+  auto r = replayed.apply(rec.history());
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(from_payload<std::string>(r->commands.at(0).complete_workflow_execution().result().payloads(0), "r"),
+            "3 replaying, then 8 wf-9");
+  EXPECT_EQ(replayed.info().workflow_type, "checkout") << "the type the instance was made for";
 }
 
 TEST(Codec, IntegersStayExactAndWrongTypesAreNamed) {

@@ -455,6 +455,19 @@ class WorkflowContext {
     return text;
   }
 
+  const WorkflowInfo& info() const { return core_.info(); }
+
+  // Writes `message` to stderr as a logfmt line with the workflow's ids, but
+  // only when the code runs for the first time, not while it replays.
+  void log(const std::string& message) const {
+    if (core_.replaying()) return;
+    const WorkflowInfo& i = core_.info();
+    std::string line = "level=info workflow_id=" + i.workflow_id + " run_id=" + i.run_id + " msg=\"";
+    for (char c : message) line += c == '"' ? std::string("\\\"") : c == '\n' ? std::string("\\n") : std::string(1, c);
+    line += "\"\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  }
+
   // Workflow time: when the current workflow task started (the same on replay).
   TimePoint now() const { return core_.now(); }
   bool replaying() const { return core_.replaying(); }

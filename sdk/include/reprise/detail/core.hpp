@@ -14,6 +14,21 @@
 #include "reprise/v1/command.pb.h"
 #include "reprise/v1/common.pb.h"
 
+namespace reprise {
+
+// Where a workflow is and how big it has grown, as of its current task.
+struct WorkflowInfo {
+  std::string workflow_id;
+  std::string run_id;
+  std::string workflow_type;
+  int attempt = 1;             // of the current workflow task
+  int64_t history_length = 0;  // events, including the current task's started event
+  int64_t history_size_bytes = 0;
+  bool continue_as_new_suggested = false;  // history is past the warning limits
+};
+
+}  // namespace reprise
+
 namespace reprise::detail {
 
 // The result of a command that completes later (an activity, a timer): set
@@ -43,6 +58,7 @@ class WorkflowCore {
   // Workflow time: the start time of the workflow task being processed.
   virtual TimePoint now() const = 0;
   virtual bool replaying() const = 0;
+  virtual const WorkflowInfo& info() const = 0;
 };
 
 }  // namespace reprise::detail
