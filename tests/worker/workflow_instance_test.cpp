@@ -4,7 +4,10 @@
 #include "worker/workflow_instance.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <functional>
 #include <regex>
 
 #include "history/event_builder.hpp"
@@ -71,6 +74,33 @@ Workflow<std::string> introspect(WorkflowContext& ctx) {
   const std::string before = std::to_string(ctx.info().history_length) + (ctx.replaying() ? " replaying" : " live");
   co_await ctx.sleep(1s);
   co_return before + ", then " + std::to_string(ctx.info().history_length) + " " + ctx.info().workflow_id;
+}
+
+// Logs at each step: the first line must not come back when it replays.
+Workflow<void> chatty(WorkflowContext& ctx) {
+  ctx.log("charging \"order 1\"");
+  co_await ctx.sleep(1s);
+  ctx.log("done");
+}
+
+// What `run` wrote to stderr.
+std::string stderr_of(const std::function<void()>& run) {
+  std::fflush(stderr);
+  char path[] = "/tmp/reprise-stderr-XXXXXX";
+  const int fd = mkstemp(path);
+  const int saved = dup(STDERR_FILENO);
+  dup2(fd, STDERR_FILENO);
+  run();
+  std::fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::string out;
+  char buf[4096];
+  lseek(fd, 0, SEEK_SET);
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  unlink(path);
+  return out;
 }
 
 // Builds the history the engine would write for a workflow task sequence.
@@ -338,6 +368,25 @@ TEST(WorkflowInstance, InfoFollowsTheTaskAndReplayIsKnown) {
   EXPECT_EQ(from_payload<std::string>(r->commands.at(0).complete_workflow_execution().result().payloads(0), "r"),
             "3 replaying, then 8 wf-9");
   EXPECT_EQ(replayed.info().workflow_type, "checkout") << "the type the instance was made for";
+}
+
+TEST(WorkflowInstance, LogLinesAreWrittenOnceNotOnReplay) {
+  Recorder rec{v1::Payloads()};
+  auto live = fresh(worker::make_starter<&chatty>("chatty"));
+  live.set_execution("wf-log", "run-1");
+  Result<worker::Activation> first = worker::Activation{};
+  const std::string live_output = stderr_of([&] { first = live.apply(rec.history()); });
+  ASSERT_TRUE(first.is_ok());
+  EXPECT_EQ(live_output, "level=info workflow_id=wf-log run_id=run-1 msg=\"charging \\\"order 1\\\"\"\n");
+
+  rec.completed(first->commands);
+  rec.timer_fired();
+  rec.task();
+  auto replayed = fresh(worker::make_starter<&chatty>("chatty"));
+  replayed.set_execution("wf-log", "run-1");
+  const std::string replay_output = stderr_of([&] { ASSERT_TRUE(replayed.apply(rec.history()).is_ok()); });
+  EXPECT_EQ(replay_output, "level=info workflow_id=wf-log run_id=run-1 msg=\"done\"\n")
+      << "the first line was not repeated";
 }
 
 TEST(Codec, IntegersStayExactAndWrongTypesAreNamed) {
