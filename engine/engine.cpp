@@ -6,6 +6,7 @@
 #include "engine/execution/workflow_id_reuse.hpp"
 #include "engine/log.hpp"
 #include "history/proto_time.hpp"
+#include "history/uuid.hpp"
 
 namespace reprise::engine {
 
@@ -274,15 +275,24 @@ Result<ExecutionKey> Engine::resolve(const std::string& namespace_id, const v1::
   return ExecutionKey{namespace_id, execution.workflow_id(), current->run_id};
 }
 
+Result<Engine::LoadedExecution> Engine::load_execution(std::string namespace_id,
+                                                       const v1::WorkflowExecution& execution) {
+  REPRISE_RETURN_IF_ERROR(check_namespace(namespace_id));
+  Result<ExecutionKey> key = resolve(namespace_id, execution);
+  if (!key) return key.status();
+  Result<ExecutionRecord> record = store_.get_execution(*key);
+  if (!record) return record.status();
+  LoadedExecution out{*key, std::move(record).value(), {}};
+  if (!out.state.ParseFromString(out.record.state)) {
+    return Status::data_loss("state of execution " + key->to_string() + " does not parse");
+  }
+  return out;
+}
+
 std::string Engine::new_run_id() {
   std::lock_guard lock(random_mu_);
   const uint64_t hi = random_(), lo = random_();
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xfff),
-                static_cast<unsigned>(0x8000 | ((lo >> 48) & 0x3fff)),
-                static_cast<unsigned long long>(lo & 0xffffffffffffull));
-  return buf;
+  return history::format_uuid_v4(hi, lo);
 }
 
 DeadlineScheduler::SteadyTime Engine::poll_deadline() const {
@@ -448,24 +458,21 @@ void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::
 }
 
 void Engine::describe_workflow(v1::DescribeWorkflowRequest request, Reply<v1::DescribeWorkflowResponse> reply) {
-  std::string ns = request.namespace_();
-  if (Status s = check_namespace(ns); !s) return reply(s);
-  Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
-  if (!key) return reply(key.status());
-  Result<ExecutionRecord> record = store_.get_execution(*key);
-  if (!record) return reply(record.status());
-  internal::ExecutionState state;
-  if (!state.ParseFromString(record->state)) return reply(Status::data_loss("execution state does not parse"));
+  Result<LoadedExecution> loaded = load_execution(request.namespace_(), request.workflow_execution());
+  if (!loaded) return reply(loaded.status());
+  const ExecutionKey& key = loaded->key;
+  const ExecutionRecord& record = loaded->record;
+  const internal::ExecutionState& state = loaded->state;
   v1::DescribeWorkflowResponse out;
   auto* info = out.mutable_info();
-  info->mutable_execution()->set_workflow_id(key->workflow_id);
-  info->mutable_execution()->set_run_id(key->run_id);
+  info->mutable_execution()->set_workflow_id(key.workflow_id);
+  info->mutable_execution()->set_run_id(key.run_id);
   *info->mutable_type() = state.workflow_type();
   *info->mutable_task_queue() = state.task_queue();
   info->set_status(state.status());
   *info->mutable_start_time() = state.start_time();
   if (state.has_close_time()) *info->mutable_close_time() = state.close_time();
-  info->set_history_length(record->next_event_id - 1);
+  info->set_history_length(record.next_event_id - 1);
   info->set_history_size_bytes(state.history_bytes());
   for (const auto& [scheduled, a] : state.activities()) {
     auto* p = out.add_pending_activities();

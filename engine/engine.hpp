@@ -161,6 +161,14 @@ class Engine {
   void start_run(std::string namespace_id, v1::StartWorkflowRequest request,
                  std::optional<v1::SignalWorkflowRequest> signal, Reply<v1::StartWorkflowResponse> reply);
   Result<ExecutionKey> resolve(const std::string& namespace_id, const v1::WorkflowExecution& execution);
+  // An execution named by a request (empty run id: the current run), read
+  // and parsed: what describe and query start from.
+  struct LoadedExecution {
+    ExecutionKey key;
+    ExecutionRecord record;
+    internal::ExecutionState state;
+  };
+  Result<LoadedExecution> load_execution(std::string namespace_id, const v1::WorkflowExecution& execution);
   std::string new_run_id();
   DeadlineScheduler::SteadyTime poll_deadline() const;
 

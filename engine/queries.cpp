@@ -21,15 +21,12 @@ std::string query_key(uint64_t id) { return "q" + std::to_string(id); }
 }  // namespace
 
 void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply) {
-  std::string ns = request.namespace_();
-  if (Status s = check_namespace(ns); !s) return reply(s);
   if (request.query_type().empty()) return reply(Status::invalid_argument("query_type is required"));
-  Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
-  if (!key) return reply(key.status());
-  Result<ExecutionRecord> record = store_.get_execution(*key);
-  if (!record) return reply(record.status());
-  internal::ExecutionState state;
-  if (!state.ParseFromString(record->state)) return reply(Status::data_loss("execution state does not parse"));
+  Result<LoadedExecution> loaded = load_execution(request.namespace_(), request.workflow_execution());
+  if (!loaded) return reply(loaded.status());
+  const std::string& ns = loaded->key.namespace_id;
+  const ExecutionKey& key = loaded->key;
+  const internal::ExecutionState& state = loaded->state;
 
   const auto timeout = to_nanos(request.timeout()).count() > 0
                            ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.timeout()))
@@ -41,7 +38,7 @@ void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
     std::lock_guard lock(query_mu_);
     id = next_query_id_++;
     PendingQuery& q = queries_[id];
-    q.execution = *key;
+    q.execution = key;
     q.query.set_query_type(request.query_type());
     *q.query.mutable_args() = request.args();
     q.reply = std::move(reply);
@@ -59,7 +56,7 @@ void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
   }
   internal::TaskPayload payload;
   payload.set_query_id(id);
-  matching_.add({task_id, TaskKind::kWorkflowTask, state.task_queue().name(), *key, payload.SerializeAsString()});
+  matching_.add({task_id, TaskKind::kWorkflowTask, state.task_queue().name(), key, payload.SerializeAsString()});
 }
 
 std::optional<Engine::PendingQuery> Engine::take_query(uint64_t query_id) {

@@ -45,7 +45,7 @@ class RunningWorkflow {
 // the function. Throws PayloadError when the input does not decode.
 using WorkflowStarter = std::function<std::unique_ptr<RunningWorkflow>(WorkflowContext&, const v1::Payloads& input)>;
 
-// What the worker sends for the task: commands, or a failure of the task.
+// What a workflow task's activation decided: the commands to send.
 struct Activation {
   std::vector<v1::Command> commands;
 };

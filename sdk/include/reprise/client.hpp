@@ -73,6 +73,10 @@ struct StartOptions {
   std::string request_id{};                   // "" = the id: retrying a start returns the same run
 };
 
+// Long-polls the run's close event, following continue-as-new; the result,
+// or WorkflowFailedError.
+v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id);
+
 // A run of a workflow, to wait for.
 template <typename T>
 class WorkflowHandle {
@@ -85,7 +89,7 @@ class WorkflowHandle {
   // Waits for the workflow to close (following continue-as-new) and returns
   // its result, or throws WorkflowFailedError.
   T result() {
-    v1::Payloads payloads = wait_for_result(*connection_, workflow_id_, run_id_);
+    v1::Payloads payloads = wait_for_workflow_result(*connection_, workflow_id_, run_id_);
     if constexpr (!std::is_void_v<T>) {
       if (payloads.payloads_size() != 1) throw PayloadError("workflow '" + workflow_id_ + "' returned no value");
       return from_payload<T>(payloads.payloads(0), "the result of workflow '" + workflow_id_ + "'");
@@ -93,19 +97,10 @@ class WorkflowHandle {
   }
 
  private:
-  static v1::Payloads wait_for_result(Connection& connection, const std::string& workflow_id, std::string run_id);
   std::shared_ptr<Connection> connection_;
   std::string workflow_id_;
   std::string run_id_;
 };
-
-v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id);
-
-template <typename T>
-v1::Payloads WorkflowHandle<T>::wait_for_result(Connection& connection, const std::string& workflow_id,
-                                                std::string run_id) {
-  return wait_for_workflow_result(connection, workflow_id, std::move(run_id));
-}
 
 class Client {
  public:

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "history/proto_time.hpp"
+#include "history/uuid.hpp"
 #include "reprise/codec.hpp"
 #include "reprise/detail/core.hpp"
 
@@ -447,12 +448,7 @@ class WorkflowContext {
   uint64_t random() { return core_.next_random(); }
   std::string uuid() {
     const uint64_t hi = core_.next_random(), lo = core_.next_random();
-    char text[37];
-    std::snprintf(text, sizeof text, "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                  static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xfff),
-                  static_cast<unsigned>(0x8000 | ((lo >> 48) & 0x3fff)),
-                  static_cast<unsigned long long>(lo & 0xffffffffffffull));
-    return text;
+    return history::format_uuid_v4(hi, lo);
   }
 
   const WorkflowInfo& info() const { return core_.info(); }
