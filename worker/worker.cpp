@@ -119,10 +119,7 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
   done.set_task_token(task.task_token());
   done.set_identity(options_.identity);
   for (auto& c : activation->commands) *done.add_commands() = std::move(c);
-  const bool keep = options_.cache_size > 0 && !instance->finished() &&
-                    std::none_of(done.commands().begin(), done.commands().end(), [](const v1::Command& c) {
-                      return c.has_complete_workflow_execution() || c.has_fail_workflow_execution();
-                    });
+  const bool keep = options_.cache_size > 0 && !instance->finished();
   if (keep) done.mutable_sticky_attributes()->mutable_worker_task_queue()->set_name(sticky_queue_);
   connection_->complete_workflow_task(done);
   if (keep) cache_put(task.workflow_execution().run_id(), std::move(instance));
@@ -164,7 +161,7 @@ std::unique_ptr<worker::WorkflowInstance> Worker::instance_for(const v1::PollWor
     for (const auto& e : task.history().events()) *all.add_events() = e;
     events = std::move(all);
   }
-  return std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter);
+  return std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter, options_.panic_policy);
 }
 
 void Worker::cache_put(const std::string& run_id, std::unique_ptr<worker::WorkflowInstance> instance) {
@@ -243,7 +240,14 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
     r.set_task_token(task.task_token());
     *r.mutable_details() = details;
     r.set_identity(options_.identity);
-    return connection_->heartbeat_activity(r);
+    try {
+      return connection_->heartbeat_activity(r);
+    } catch (const RpcError& e) {
+      // The attempt is over (the workflow closed, the activity timed out or
+      // was retried elsewhere): its work is no longer wanted, as if canceled.
+      if (e.code() == static_cast<int>(StatusCode::kNotFound)) return true;
+      throw;
+    }
   });
   try {
     v1::Payloads result = runner->second(context, task.input());
@@ -254,6 +258,17 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
     connection_->complete_activity(done);
   } catch (const RpcError&) {
     throw;
+  } catch (const CanceledError&) {
+    // The activity saw cancel_requested() and gave up: it ends as canceled
+    // (unless the attempt is already over, which is why it was told so).
+    v1::ReportActivityCanceledRequest canceled;
+    canceled.set_task_token(task.task_token());
+    canceled.set_identity(options_.identity);
+    try {
+      connection_->report_activity_canceled(canceled);
+    } catch (const RpcError& e) {
+      if (e.code() != static_cast<int>(StatusCode::kNotFound)) throw;
+    }
   } catch (const std::exception& e) {
     *failed.mutable_failure() = reprise::detail::failure_of(e);
     connection_->fail_activity(failed);

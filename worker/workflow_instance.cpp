@@ -1,53 +1,40 @@
+// WorkflowInstance, the replay side: applying history events, running
+// activations, matching commands to their events. The commands the code
+// issues are in workflow_commands.cpp.
 #include "worker/workflow_instance.hpp"
 
 #include <algorithm>
 
-#include "history/event_builder.hpp"
 #include "history/proto_time.hpp"
 #include "reprise/detail/failure.hpp"
+#include "worker/command_identity.hpp"
 
 namespace reprise::worker {
 
 namespace {
 
-std::string describe(const v1::Command& c) {
-  switch (c.attributes_case()) {
-    case v1::Command::kScheduleActivityTask:
-      return "ScheduleActivityTask '" + c.schedule_activity_task().activity_type().name() + "' (activity id " +
-             c.schedule_activity_task().activity_id() + ")";
-    case v1::Command::kStartTimer:
-      return "StartTimer (timer id " + c.start_timer().timer_id() + ")";
-    case v1::Command::kCompleteWorkflowExecution:
-      return "CompleteWorkflowExecution";
-    case v1::Command::kFailWorkflowExecution:
-      return "FailWorkflowExecution";
-    default:
-      return v1::CommandType_Name(c.command_type());
-  }
-}
-
-std::string describe(const v1::HistoryEvent& e) {
-  std::string what = history::event_type_name(e.event_type());
-  if (e.has_activity_task_scheduled()) {
-    what += " '" + e.activity_task_scheduled().activity_type().name() + "' (activity id " +
-            e.activity_task_scheduled().activity_id() + ")";
-  } else if (e.has_timer_started()) {
-    what += " (timer id " + e.timer_started().timer_id() + ")";
-  }
-  return what;
+// Exceptions that are how a workflow ends, as opposed to bugs in its code.
+bool is_workflow_outcome(const std::exception& e) {
+  return dynamic_cast<const ApplicationError*>(&e) != nullptr || dynamic_cast<const ActivityError*>(&e) != nullptr ||
+         dynamic_cast<const ChildWorkflowError*>(&e) != nullptr || dynamic_cast<const CanceledError*>(&e) != nullptr;
 }
 
 }  // namespace
 
-WorkflowInstance::WorkflowInstance(std::string workflow_type, WorkflowStarter starter)
-    : workflow_type_(std::move(workflow_type)), starter_(std::move(starter)), context_(*this) {
+WorkflowInstance::WorkflowInstance(std::string workflow_type, WorkflowStarter starter, PanicPolicy panic)
+    : workflow_type_(std::move(workflow_type)), starter_(std::move(starter)), panic_(panic), context_(*this) {
   info_.workflow_type = workflow_type_;
 }
 
-WorkflowInstance::~WorkflowInstance() = default;
+WorkflowInstance::~WorkflowInstance() {
+  // Branch frames hold tasks and futures of the body's state: free them first.
+  for (std::coroutine_handle<> branch : branches_) branch.destroy();
+  body_.reset();
+}
 
 Result<Activation> WorkflowInstance::apply(const v1::History& events) {
   Activation out;
+  note_markers(events);
   for (int i = 0; i < events.events_size(); ++i) {
     const v1::HistoryEvent& e = events.events(i);
     if (e.event_id() != last_event_id_ + 1) {
@@ -80,70 +67,146 @@ Result<Activation> WorkflowInstance::apply(const v1::History& events) {
   return out;
 }
 
+void WorkflowInstance::note_markers(const v1::History& events) {
+  for (const v1::HistoryEvent& e : events.events()) {
+    if (!e.has_marker_recorded()) continue;
+    const auto& m = e.marker_recorded();
+    auto id = m.details().find("id");
+    if (id == m.details().end() || id->second.payloads_size() != 1) continue;
+    try {
+      const std::string key = from_payload<std::string>(id->second.payloads(0), "a marker id");
+      if (m.marker_name() == kPatchMarker) {
+        recorded_patches_.insert(key);
+      } else if (m.marker_name() == kSideEffectMarker) {
+        auto data = m.details().find("data");
+        if (data != m.details().end()) recorded_side_effects_[std::stoll(key)] = data->second;
+      }
+    } catch (const std::exception&) {
+      // A marker some other code recorded: matching reports it if it matters.
+    }
+  }
+}
+
 Status WorkflowInstance::activate() {
   if (!issued_.empty()) {
     return Status::failed_precondition("non-determinism: the workflow issued " + describe(issued_.front().command) +
                                        ", but history has no event for it before workflow task " +
                                        std::to_string(last_event_id_));
   }
+  if (completion_issued_) return Status::ok();  // a task after closing (rejected close): nothing runs
   try {
     if (!started_) {
       started_ = true;
       body_ = starter_(context_, input_);
       ready_.push_back(body_->handle());
     }
-    while (!ready_.empty()) {
+    if (cancel_requested_ && !cancel_delivered_) deliver_cancel_request();
+    while (!ready_.empty() && !continue_as_new_) {
       std::coroutine_handle<> next = ready_.front();
       ready_.pop_front();
       next.resume();
     }
+    reap_finished_branches();
   } catch (const std::exception& e) {
-    // Input that does not decode: a bug in a caller or the code, not a
-    // workflow outcome. The task fails and is retried after a fix.
+    // Input that does not decode, a throwing helper the body did not catch:
+    // a bug in a caller or the code, not a workflow outcome. The task fails
+    // and is retried after a fix.
     return Status::internal(std::string("workflow '") + workflow_type_ + "' failed to run: " + e.what());
   }
-  if (body_->finished() && !completion_issued_) finish_workflow();
+  if (completion_issued_) return Status::ok();
+  if (continue_as_new_) {
+    completion_issued_ = true;
+    issued_.push_back({std::move(*continue_as_new_), nullptr});
+  } else if (body_->finished()) {
+    return finish_workflow();
+  }
   return Status::ok();
 }
 
-void WorkflowInstance::finish_workflow() {
+Status WorkflowInstance::finish_workflow() {
   completion_issued_ = true;
   v1::Command c;
   try {
     v1::Payloads result = body_->take_result();
     c.set_command_type(v1::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION);
     *c.mutable_complete_workflow_execution()->mutable_result() = std::move(result);
+  } catch (const CanceledError& e) {
+    if (cancel_requested_) {
+      c.set_command_type(v1::COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION);
+      c.mutable_cancel_workflow_execution();
+    } else {  // the code canceled its own work and let that escape: a failure like any other
+      c.set_command_type(v1::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION);
+      *c.mutable_fail_workflow_execution()->mutable_failure() = reprise::detail::failure_of(e);
+    }
   } catch (const std::exception& e) {
+    if (!is_workflow_outcome(e) && panic_ == PanicPolicy::kFailTask) {
+      completion_issued_ = false;
+      return Status::internal(std::string("workflow '") + workflow_type_ + "' threw: " + e.what());
+    }
     c.set_command_type(v1::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION);
     *c.mutable_fail_workflow_execution()->mutable_failure() = reprise::detail::failure_of(e);
   }
   issued_.push_back({std::move(c), nullptr});
+  return Status::ok();
 }
 
-Result<WorkflowInstance::Issued> WorkflowInstance::match(const v1::HistoryEvent& e, v1::CommandType expected,
-                                                         const std::string& key) {
-  if (issued_.empty()) {
-    return Status::failed_precondition("non-determinism: history has event " + std::to_string(e.event_id()) + " " +
-                                       describe(e) + ", but the workflow code did nothing there now");
+void WorkflowInstance::reap_finished_branches() {
+  std::erase_if(branches_, [](std::coroutine_handle<> branch) {
+    if (!branch.done()) return false;
+    branch.destroy();
+    return true;
+  });
+}
+
+Result<WorkflowInstance::Issued> WorkflowInstance::match(const v1::HistoryEvent& e) {
+  const std::string recorded = *identity_of(e);
+  if (issued_.empty() || identity_of(issued_.front().command) != recorded) {
+    if (issued_.empty()) {
+      return Status::failed_precondition("non-determinism: history has event " + std::to_string(e.event_id()) + " " +
+                                         describe(e) + ", but the workflow code did nothing there now");
+    }
+    return Status::failed_precondition("non-determinism at event " + std::to_string(e.event_id()) + ": history has " +
+                                       describe(e) + ", the workflow code did " + describe(issued_.front().command) +
+                                       " now");
   }
   Issued issued = std::move(issued_.front());
   issued_.pop_front();
-  const v1::Command& c = issued.command;
-  bool same = c.command_type() == expected;
-  if (same && c.has_schedule_activity_task()) {
-    same = c.schedule_activity_task().activity_id() == key &&
-           c.schedule_activity_task().activity_type().name() == e.activity_task_scheduled().activity_type().name();
-  } else if (same && c.has_start_timer()) {
-    same = c.start_timer().timer_id() == key;
-  }
-  if (!same) {
-    return Status::failed_precondition("non-determinism at event " + std::to_string(e.event_id()) + ": history has " +
-                                       describe(e) + ", the workflow code did " + describe(c) + " now");
-  }
   return issued;
 }
 
 Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
+  if (e.has_marker_recorded() && e.marker_recorded().marker_name() == kPatchMarker &&
+      (issued_.empty() || identity_of(issued_.front().command) != *identity_of(e))) {
+    return Status::ok();  // the patched() call is gone from the code: its marker asks nothing
+  }
+  if (identity_of(e)) {
+    Result<Issued> m = match(e);
+    if (!m) return m.status();
+    if (m->pending) m->pending->event_id = e.event_id();
+    switch (e.attributes_case()) {
+      case v1::HistoryEvent::kActivityTaskScheduled:
+        activities_[e.event_id()] = m->pending;
+        break;
+      case v1::HistoryEvent::kTimerStarted:
+        timers_[e.timer_started().timer_id()] = m->pending;
+        break;
+      case v1::HistoryEvent::kTimerCanceled:
+        timers_.erase(e.timer_canceled().timer_id());
+        break;
+      case v1::HistoryEvent::kStartChildWorkflowExecutionInitiated:
+        children_[e.event_id()] = m->pending;
+        break;
+      case v1::HistoryEvent::kWorkflowExecutionCompleted:
+      case v1::HistoryEvent::kWorkflowExecutionFailed:
+      case v1::HistoryEvent::kWorkflowExecutionCanceled:
+      case v1::HistoryEvent::kWorkflowExecutionContinuedAsNew:
+        closed_ = true;
+        break;
+      default:
+        break;
+    }
+    return Status::ok();
+  }
   switch (e.attributes_case()) {
     case v1::HistoryEvent::kWorkflowExecutionStarted: {
       input_ = e.workflow_execution_started().input();
@@ -156,49 +219,11 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
       random_.seed(seed);
       return Status::ok();
     }
-    case v1::HistoryEvent::kActivityTaskScheduled: {
-      Result<Issued> m = match(e, v1::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK, e.activity_task_scheduled().activity_id());
-      if (!m) return m.status();
-      activities_[e.event_id()] = m->pending;
-      return Status::ok();
-    }
-    case v1::HistoryEvent::kActivityTaskCompleted: {
-      auto it = activities_.find(e.activity_task_completed().scheduled_event_id());
-      if (it == activities_.end()) break;
-      it->second->result = e.activity_task_completed().result();
-      resolve(it->second);
-      activities_.erase(it);
-      return Status::ok();
-    }
+    case v1::HistoryEvent::kActivityTaskCompleted:
     case v1::HistoryEvent::kActivityTaskFailed:
     case v1::HistoryEvent::kActivityTaskTimedOut:
-    case v1::HistoryEvent::kActivityTaskCanceled: {
-      int64_t scheduled = 0;
-      v1::Failure failure;
-      if (e.has_activity_task_failed()) {
-        scheduled = e.activity_task_failed().scheduled_event_id();
-        failure = e.activity_task_failed().failure();
-      } else if (e.has_activity_task_timed_out()) {
-        scheduled = e.activity_task_timed_out().scheduled_event_id();
-        failure = e.activity_task_timed_out().failure();
-      } else {
-        scheduled = e.activity_task_canceled().scheduled_event_id();
-        failure.set_kind(v1::FAILURE_KIND_CANCELED);
-        failure.set_message("canceled");
-      }
-      auto it = activities_.find(scheduled);
-      if (it == activities_.end()) break;
-      it->second->failure = failure;
-      resolve(it->second);
-      activities_.erase(it);
-      return Status::ok();
-    }
-    case v1::HistoryEvent::kTimerStarted: {
-      Result<Issued> m = match(e, v1::COMMAND_TYPE_START_TIMER, e.timer_started().timer_id());
-      if (!m) return m.status();
-      timers_[e.timer_started().timer_id()] = m->pending;
-      return Status::ok();
-    }
+    case v1::HistoryEvent::kActivityTaskCanceled:
+      return apply_activity_outcome(e);
     case v1::HistoryEvent::kTimerFired: {
       auto it = timers_.find(e.timer_fired().timer_id());
       if (it == timers_.end()) break;
@@ -206,6 +231,18 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
       timers_.erase(it);
       return Status::ok();
     }
+    case v1::HistoryEvent::kChildWorkflowExecutionStarted: {
+      auto it = children_.find(e.child_workflow_execution_started().initiated_event_id());
+      if (it == children_.end()) break;
+      return Status::ok();
+    }
+    case v1::HistoryEvent::kStartChildWorkflowExecutionFailed:
+    case v1::HistoryEvent::kChildWorkflowExecutionCompleted:
+    case v1::HistoryEvent::kChildWorkflowExecutionFailed:
+    case v1::HistoryEvent::kChildWorkflowExecutionCanceled:
+    case v1::HistoryEvent::kChildWorkflowExecutionTimedOut:
+    case v1::HistoryEvent::kChildWorkflowExecutionTerminated:
+      return apply_child_outcome(e);
     case v1::HistoryEvent::kWorkflowExecutionSignaled: {
       const auto& signaled = e.workflow_execution_signaled();
       auto& waits = signal_waits_[signaled.signal_name()];
@@ -219,46 +256,95 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
       resolve(wait);
       return Status::ok();
     }
-    case v1::HistoryEvent::kWorkflowExecutionCompleted:
+    case v1::HistoryEvent::kWorkflowExecutionCancelRequested:
+      cancel_requested_ = true;  // delivered to the code at the next activation
+      return Status::ok();
+    case v1::HistoryEvent::kWorkflowExecutionTerminated:
+    case v1::HistoryEvent::kWorkflowExecutionTimedOut:
       closed_ = true;
-      return match(e, v1::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION, "").status();
-    case v1::HistoryEvent::kWorkflowExecutionFailed:
-      closed_ = true;
-      return match(e, v1::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION, "").status();
+      return Status::ok();
     default:
-      return Status::ok();  // scheduling bookkeeping and events this SDK version does not act on yet
+      return Status::ok();  // workflow-task bookkeeping, activity starts
   }
   return Status::failed_precondition("non-determinism: history has event " + std::to_string(e.event_id()) + " " +
                                      describe(e) + " for something the workflow code never started");
 }
 
-void WorkflowInstance::resolve(const std::shared_ptr<detail::Pending>& pending) {
-  pending->ready = true;
-  if (!pending->waiter) return;
-  const std::coroutine_handle<> waiter = std::exchange(pending->waiter, {});
-  // A coroutine waiting on several (any) is made ready once.
-  if (std::find(ready_.begin(), ready_.end(), waiter) == ready_.end()) ready_.push_back(waiter);
+Status WorkflowInstance::apply_activity_outcome(const v1::HistoryEvent& e) {
+  int64_t scheduled = 0;
+  v1::Failure failure;
+  if (e.has_activity_task_completed()) {
+    scheduled = e.activity_task_completed().scheduled_event_id();
+  } else if (e.has_activity_task_failed()) {
+    scheduled = e.activity_task_failed().scheduled_event_id();
+    failure = e.activity_task_failed().failure();
+  } else if (e.has_activity_task_timed_out()) {
+    scheduled = e.activity_task_timed_out().scheduled_event_id();
+    failure = e.activity_task_timed_out().failure();
+  } else {
+    scheduled = e.activity_task_canceled().scheduled_event_id();
+  }
+  auto it = activities_.find(scheduled);
+  if (it == activities_.end()) {
+    return Status::failed_precondition("non-determinism: history has event " + std::to_string(e.event_id()) + " " +
+                                       describe(e) + " for an activity the workflow code never scheduled");
+  }
+  std::shared_ptr<detail::Pending> pending = std::move(it->second);
+  activities_.erase(it);
+  if (pending->ready) return Status::ok();  // canceled by the code already: the late outcome changes nothing
+  if (e.has_activity_task_completed()) {
+    pending->result = e.activity_task_completed().result();
+    resolve(pending);
+  } else if (e.has_activity_task_canceled()) {
+    resolve_canceled(pending);
+  } else {
+    pending->failure = std::move(failure);
+    resolve(pending);
+  }
+  return Status::ok();
 }
 
-std::shared_ptr<detail::Pending> WorkflowInstance::schedule_activity(v1::ScheduleActivityTaskCommandAttributes a) {
-  a.set_activity_id(std::to_string(++activity_seq_));
-  auto pending = std::make_shared<detail::Pending>();
-  v1::Command c;
-  c.set_command_type(v1::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
-  *c.mutable_schedule_activity_task() = std::move(a);
-  issued_.push_back({std::move(c), pending});
-  return pending;
-}
-
-std::shared_ptr<detail::Pending> WorkflowInstance::start_timer(std::chrono::nanoseconds duration) {
-  auto pending = std::make_shared<detail::Pending>();
-  v1::Command c;
-  c.set_command_type(v1::COMMAND_TYPE_START_TIMER);
-  c.mutable_start_timer()->set_timer_id(std::to_string(++timer_seq_));
-  set_duration(c.mutable_start_timer()->mutable_start_to_fire_timeout(), duration);
-  pending->name = c.start_timer().timer_id();
-  issued_.push_back({std::move(c), pending});
-  return pending;
+Status WorkflowInstance::apply_child_outcome(const v1::HistoryEvent& e) {
+  int64_t initiated = 0;
+  v1::Failure failure;
+  failure.set_kind(v1::FAILURE_KIND_CHILD_WORKFLOW);
+  if (e.has_start_child_workflow_execution_failed()) {
+    initiated = e.start_child_workflow_execution_failed().initiated_event_id();
+    failure.set_message(e.start_child_workflow_execution_failed().cause() == v1::EXTERNAL_FAILURE_CAUSE_ALREADY_EXISTS
+                            ? "could not start: a workflow with its id is already running"
+                            : "could not start");
+  } else if (e.has_child_workflow_execution_completed()) {
+    initiated = e.child_workflow_execution_completed().initiated_event_id();
+  } else if (e.has_child_workflow_execution_failed()) {
+    initiated = e.child_workflow_execution_failed().initiated_event_id();
+    const v1::Failure& cause = e.child_workflow_execution_failed().failure();
+    failure.set_message("failed: " + cause.message());
+    *failure.mutable_cause() = cause;
+  } else if (e.has_child_workflow_execution_canceled()) {
+    initiated = e.child_workflow_execution_canceled().initiated_event_id();
+    failure.set_message("was canceled");
+  } else if (e.has_child_workflow_execution_timed_out()) {
+    initiated = e.child_workflow_execution_timed_out().initiated_event_id();
+    failure.set_message("timed out");
+  } else {
+    initiated = e.child_workflow_execution_terminated().initiated_event_id();
+    failure.set_message("was terminated");
+  }
+  auto it = children_.find(initiated);
+  if (it == children_.end()) {
+    return Status::failed_precondition("non-determinism: history has event " + std::to_string(e.event_id()) + " " +
+                                       describe(e) + " for a child the workflow code never started");
+  }
+  std::shared_ptr<detail::Pending> pending = std::move(it->second);
+  children_.erase(it);
+  if (pending->ready) return Status::ok();  // the wait was canceled
+  if (e.has_child_workflow_execution_completed()) {
+    pending->result = e.child_workflow_execution_completed().result();
+  } else {
+    pending->failure = std::move(failure);
+  }
+  resolve(pending);
+  return Status::ok();
 }
 
 Result<v1::Payloads> WorkflowInstance::query(const std::string& name) {
@@ -274,19 +360,6 @@ Result<v1::Payloads> WorkflowInstance::query(const std::string& name) {
   } catch (const std::exception& e) {
     return Status::internal("query '" + name + "' failed: " + e.what());
   }
-}
-
-std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string& name) {
-  auto pending = std::make_shared<detail::Pending>();
-  auto& received = signals_[name];
-  if (!received.empty()) {
-    pending->result = std::move(received.front());
-    received.pop_front();
-    pending->ready = true;
-  } else {
-    signal_waits_[name].push_back(pending);
-  }
-  return pending;
 }
 
 }  // namespace reprise::worker

@@ -20,7 +20,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,16 +52,24 @@ struct Activation {
   std::vector<v1::Command> commands;
 };
 
+// What an exception from the workflow's code does when it is not a workflow
+// outcome (ApplicationError, ActivityError, ChildWorkflowError, CanceledError)
+// but a bug: std::out_of_range, a PayloadError, anything else.
+enum class PanicPolicy {
+  kFailTask,      // the task fails and is retried: the workflow waits for a fix (default)
+  kFailWorkflow,  // the workflow fails with the exception's message
+};
+
 class WorkflowInstance final : public detail::WorkflowCore {
  public:
-  WorkflowInstance(std::string workflow_type, WorkflowStarter starter);
+  WorkflowInstance(std::string workflow_type, WorkflowStarter starter, PanicPolicy panic = PanicPolicy::kFailTask);
   ~WorkflowInstance() override;
   WorkflowInstance(const WorkflowInstance&) = delete;
 
   // FAILED_PRECONDITION for non-determinism, INVALID_ARGUMENT for a history
-  // that does not continue where the last one ended, and the workflow's own
-  // errors (a bug: an exception other than ApplicationError) as INTERNAL
-  // with its message; after an error the instance must be dropped.
+  // that does not continue where the last one ended, and the workflow's
+  // bugs (under PanicPolicy::kFailTask) as INTERNAL with their message;
+  // after an error the instance must be dropped.
   Result<Activation> apply(const v1::History& events);
 
   // Runs the handler of query `name` on the state the applied history left.
@@ -75,12 +85,22 @@ class WorkflowInstance final : public detail::WorkflowCore {
   }
 
   int64_t last_event_id() const { return last_event_id_; }
-  bool finished() const { return closed_; }
+  bool finished() const { return closed_ || completion_issued_; }
 
   // detail::WorkflowCore
-  std::shared_ptr<detail::Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes) override;
-  std::shared_ptr<detail::Pending> start_timer(std::chrono::nanoseconds duration) override;
-  std::shared_ptr<detail::Pending> next_signal(const std::string& name) override;
+  std::shared_ptr<detail::Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes,
+                                                     bool cancellable) override;
+  std::shared_ptr<detail::Pending> start_timer(std::chrono::nanoseconds duration, bool cancellable) override;
+  std::shared_ptr<detail::Pending> start_child(v1::StartChildWorkflowExecutionCommandAttributes attributes,
+                                               bool cancellable) override;
+  std::shared_ptr<detail::Pending> next_signal(const std::string& name, bool cancellable) override;
+  void cancel(const std::shared_ptr<detail::Pending>& pending) override;
+  void resolve(const std::shared_ptr<detail::Pending>& pending) override;
+  void spawn(std::coroutine_handle<> branch) override;
+  void continue_as_new(v1::ContinueAsNewWorkflowExecutionCommandAttributes attributes) override;
+  v1::Payloads side_effect(const std::function<v1::Payloads()>& compute) override;
+  bool patched(const std::string& id) override;
+  bool cancel_requested() const override { return cancel_requested_; }
   void set_query_handler(const std::string& name, std::function<v1::Payloads()> handler) override {
     query_handlers_[name] = std::move(handler);
   }
@@ -96,33 +116,57 @@ class WorkflowInstance final : public detail::WorkflowCore {
   };
 
   Status apply_event(const v1::HistoryEvent& e);
+  // Applies an event that resolves an activity or a child workflow.
+  Status apply_activity_outcome(const v1::HistoryEvent& e);
+  Status apply_child_outcome(const v1::HistoryEvent& e);
   Status activate();
   // The next command the code issued must be the one `e` records.
-  Result<Issued> match(const v1::HistoryEvent& e, v1::CommandType expected, const std::string& key);
-  void resolve(const std::shared_ptr<detail::Pending>& pending);
-  void finish_workflow();
+  Result<Issued> match(const v1::HistoryEvent& e);
+  // Side-effect values and patch ids recorded by markers in `events`, for
+  // the replayed activations that ask for them.
+  void note_markers(const v1::History& events);
+  std::shared_ptr<detail::Pending> issue(v1::Command command, detail::Pending::Kind kind, std::string name,
+                                         bool cancellable);
+  // Resolves `pending` as canceled; it was never issued or is being canceled.
+  void resolve_canceled(const std::shared_ptr<detail::Pending>& pending);
+  void deliver_cancel_request();
+  Status finish_workflow();
+  void reap_finished_branches();
 
   std::string workflow_type_;
   WorkflowStarter starter_;
+  PanicPolicy panic_;
   WorkflowContext context_;
   std::unique_ptr<RunningWorkflow> body_;
+  std::vector<std::coroutine_handle<>> branches_;  // spawned, owned here until they finish
   v1::Payloads input_;
   bool started_ = false;
   bool completion_issued_ = false;
   bool closed_ = false;
   bool replaying_ = false;
+  bool cancel_requested_ = false;   // WorkflowExecutionCancelRequested applied
+  bool cancel_delivered_ = false;   // ... and the pending work canceled
+  std::optional<v1::Command> continue_as_new_;
   TimePoint now_;
   int64_t last_event_id_ = 0;
   int64_t activity_seq_ = 0;
   int64_t timer_seq_ = 0;
+  int64_t child_seq_ = 0;
+  int64_t side_effect_seq_ = 0;
   std::deque<Issued> issued_;  // issued by the code, not yet seen in history
   std::deque<std::coroutine_handle<>> ready_;
+  // Work history has recorded, until its outcome arrives (a canceled one
+  // stays until then too, so the late outcome is recognized).
   std::map<int64_t, std::shared_ptr<detail::Pending>> activities_;  // by scheduled event id
   std::map<std::string, std::shared_ptr<detail::Pending>> timers_;  // by timer id
+  std::map<int64_t, std::shared_ptr<detail::Pending>> children_;    // by initiated event id
   // Signals received and not yet taken, and waits not yet answered, by name.
   std::map<std::string, std::deque<v1::Payloads>> signals_;
   std::map<std::string, std::deque<std::shared_ptr<detail::Pending>>> signal_waits_;
   std::map<std::string, std::function<v1::Payloads()>> query_handlers_;
+  std::map<int64_t, v1::Payloads> recorded_side_effects_;  // by sequence number
+  std::set<std::string> recorded_patches_;
+  std::map<std::string, bool> patch_decisions_;
   WorkflowInfo info_;
   std::mt19937_64 random_;  // seeded from the first run's id when the started event is applied
 };

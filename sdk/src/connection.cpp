@@ -30,6 +30,18 @@ class RemoteConnection final : public Connection {
   v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) override {
     return call("QueryWorkflow", &Stub::QueryWorkflow, r, std::chrono::seconds(30));
   }
+  void request_cancel_workflow(const v1::RequestCancelWorkflowRequest& r) override {
+    call("RequestCancelWorkflow", &Stub::RequestCancelWorkflow, r, std::chrono::seconds(30));
+  }
+  void terminate_workflow(const v1::TerminateWorkflowRequest& r) override {
+    call("TerminateWorkflow", &Stub::TerminateWorkflow, r, std::chrono::seconds(30));
+  }
+  v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
+    return call("DescribeWorkflow", &Stub::DescribeWorkflow, r, std::chrono::seconds(30));
+  }
+  v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) override {
+    return call("ListWorkflows", &Stub::ListWorkflows, r, std::chrono::seconds(30));
+  }
   v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override {
     return call("GetHistory", &Stub::GetHistory, r, timeout);
   }
@@ -53,6 +65,9 @@ class RemoteConnection final : public Connection {
   }
   void fail_activity(const v1::FailActivityRequest& r) override {
     call("FailActivity", &Stub::FailActivity, r, std::chrono::seconds(30));
+  }
+  void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
+    call("ReportActivityCanceled", &Stub::ReportActivityCanceled, r, std::chrono::seconds(30));
   }
 
  private:
@@ -80,14 +95,23 @@ std::shared_ptr<Connection> Connection::remote(const std::string& address) {
   return std::make_shared<RemoteConnection>(address);
 }
 
-v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id) {
+v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id,
+                                      std::optional<std::chrono::milliseconds> timeout) {
+  const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout : std::chrono::steady_clock::time_point::max();
   while (true) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      throw ResultTimeoutError("workflow '" + workflow_id + "' did not close within " +
+                               std::to_string(timeout->count()) + " ms");
+    }
+    const std::chrono::milliseconds wait = std::min<std::chrono::milliseconds>(left, std::chrono::seconds(60));
     v1::GetHistoryRequest r;
     r.mutable_workflow_execution()->set_workflow_id(workflow_id);
     r.mutable_workflow_execution()->set_run_id(run_id);
     r.set_wait_new_event(true);
     r.set_close_event_only(true);
-    r.mutable_wait_timeout()->set_seconds(60);
+    r.mutable_wait_timeout()->set_seconds(wait.count() / 1000);
+    r.mutable_wait_timeout()->set_nanos(static_cast<int32_t>(wait.count() % 1000) * 1000000);
     const v1::GetHistoryResponse out = connection.get_history(r, std::chrono::seconds(70));
     if (out.history().events_size() == 0) continue;  // still running
     const v1::HistoryEvent& e = out.history().events(0);
@@ -113,5 +137,37 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
     }
   }
 }
+
+namespace detail {
+
+void request_cancel(Connection& connection, const std::string& workflow_id, const std::string& run_id,
+                    const std::string& reason) {
+  v1::RequestCancelWorkflowRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+  r.mutable_workflow_execution()->set_run_id(run_id);
+  r.set_reason(reason);
+  r.set_identity("reprise-cpp-client");
+  connection.request_cancel_workflow(r);
+}
+
+void terminate(Connection& connection, const std::string& workflow_id, const std::string& run_id,
+               const std::string& reason) {
+  v1::TerminateWorkflowRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+  r.mutable_workflow_execution()->set_run_id(run_id);
+  r.set_reason(reason);
+  r.set_identity("reprise-cpp-client");
+  connection.terminate_workflow(r);
+}
+
+v1::DescribeWorkflowResponse describe(Connection& connection, const std::string& workflow_id,
+                                      const std::string& run_id) {
+  v1::DescribeWorkflowRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+  r.mutable_workflow_execution()->set_run_id(run_id);
+  return connection.describe_workflow(r);
+}
+
+}  // namespace detail
 
 }  // namespace reprise

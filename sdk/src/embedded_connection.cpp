@@ -29,6 +29,18 @@ class EmbeddedConnection final : public Connection {
   v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) override {
     return call("QueryWorkflow", &engine::Engine::query_workflow, r);
   }
+  void request_cancel_workflow(const v1::RequestCancelWorkflowRequest& r) override {
+    call("RequestCancelWorkflow", &engine::Engine::request_cancel_workflow, r);
+  }
+  void terminate_workflow(const v1::TerminateWorkflowRequest& r) override {
+    call("TerminateWorkflow", &engine::Engine::terminate_workflow, r);
+  }
+  v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
+    return call("DescribeWorkflow", &engine::Engine::describe_workflow, r);
+  }
+  v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) override {
+    return call("ListWorkflows", &engine::Engine::list_workflows, r);
+  }
   v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds) override {
     return wait<v1::GetHistoryResponse>("GetHistory", [&](auto reply) { engine_->get_history(r, std::move(reply)); });
   }
@@ -54,6 +66,9 @@ class EmbeddedConnection final : public Connection {
   }
   void fail_activity(const v1::FailActivityRequest& r) override {
     call("FailActivity", &engine::Engine::fail_activity, r);
+  }
+  void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
+    call("ReportActivityCanceled", &engine::Engine::report_activity_canceled, r);
   }
 
  private:

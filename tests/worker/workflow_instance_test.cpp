@@ -10,7 +10,7 @@
 #include <functional>
 #include <regex>
 
-#include "history/event_builder.hpp"
+#include "tests/worker/history_recorder.hpp"
 
 namespace reprise {
 namespace {
@@ -102,89 +102,6 @@ std::string stderr_of(const std::function<void()>& run) {
   unlink(path);
   return out;
 }
-
-// Builds the history the engine would write for a workflow task sequence.
-class Recorder {
- public:
-  explicit Recorder(const v1::Payloads& input, const std::string& run_id = "run-1")
-      : builder_(1, TimePoint(std::chrono::seconds(1'700'000'000))) {
-    v1::HistoryEvent started;
-    *started.mutable_workflow_execution_started()->mutable_input() = input;
-    started.mutable_workflow_execution_started()->set_original_execution_run_id(run_id);
-    builder_.append(started);
-    task();
-  }
-  // WorkflowTaskScheduled, WorkflowTaskStarted.
-  void task() {
-    v1::HistoryEvent s;
-    s.mutable_workflow_task_scheduled()->set_attempt(1);
-    builder_.append(s);
-    v1::HistoryEvent st;
-    st.mutable_workflow_task_started();
-    builder_.append(st);
-  }
-  // What the engine records when the task completes with `commands`.
-  void completed(const std::vector<v1::Command>& commands) {
-    v1::HistoryEvent done;
-    done.mutable_workflow_task_completed();
-    builder_.append(done);
-    for (const auto& c : commands) {
-      v1::HistoryEvent e;
-      if (c.has_schedule_activity_task()) {
-        auto* a = e.mutable_activity_task_scheduled();
-        a->set_activity_id(c.schedule_activity_task().activity_id());
-        *a->mutable_activity_type() = c.schedule_activity_task().activity_type();
-        *a->mutable_input() = c.schedule_activity_task().input();
-        last_activity_ = builder_.append(e).event_id();
-      } else if (c.has_start_timer()) {
-        e.mutable_timer_started()->set_timer_id(c.start_timer().timer_id());
-        builder_.append(e);
-        last_timer_ = c.start_timer().timer_id();
-      } else if (c.has_complete_workflow_execution()) {
-        *e.mutable_workflow_execution_completed()->mutable_result() = c.complete_workflow_execution().result();
-        builder_.append(e);
-      } else if (c.has_fail_workflow_execution()) {
-        *e.mutable_workflow_execution_failed()->mutable_failure() = c.fail_workflow_execution().failure();
-        builder_.append(e);
-      }
-    }
-  }
-  void activity_completed(v1::Payload result) {
-    v1::HistoryEvent e;
-    e.mutable_activity_task_completed()->set_scheduled_event_id(last_activity_);
-    *e.mutable_activity_task_completed()->mutable_result()->add_payloads() = std::move(result);
-    builder_.append(e);
-  }
-  void activity_failed(const std::string& message) {
-    v1::HistoryEvent e;
-    e.mutable_activity_task_failed()->set_scheduled_event_id(last_activity_);
-    e.mutable_activity_task_failed()->mutable_failure()->set_message(message);
-    e.mutable_activity_task_failed()->mutable_failure()->set_type("CardDeclined");
-    builder_.append(e);
-  }
-  // Completes the activity scheduled as event `scheduled`.
-  void activity_completed_at(int64_t scheduled, v1::Payload result) {
-    v1::HistoryEvent e;
-    e.mutable_activity_task_completed()->set_scheduled_event_id(scheduled);
-    *e.mutable_activity_task_completed()->mutable_result()->add_payloads() = std::move(result);
-    builder_.append(e);
-  }
-  void timer_fired() {
-    v1::HistoryEvent e;
-    e.mutable_timer_fired()->set_timer_id(last_timer_);
-    builder_.append(e);
-  }
-  v1::History history() const {
-    v1::History h;
-    for (const auto& e : builder_.events()) *h.add_events() = e;
-    return h;
-  }
-
- private:
-  history::HistoryBuilder builder_;
-  int64_t last_activity_ = 0;
-  std::string last_timer_;
-};
 
 worker::WorkflowInstance fresh(worker::WorkflowStarter starter) {
   return worker::WorkflowInstance("checkout", std::move(starter));

@@ -36,6 +36,9 @@ class ActivityContext {
   void heartbeat(const T&... details) {
     if (send_heartbeat_(to_payloads(details...))) cancel_requested_ = true;
   }
+  // True once a heartbeat learned that the workflow canceled this activity
+  // or that its attempt is over (the workflow closed, it timed out). Stop
+  // and throw reprise::CanceledError to end it as canceled.
   bool cancel_requested() const { return cancel_requested_; }
 
   // The details of the previous attempt's last heartbeat, if any.

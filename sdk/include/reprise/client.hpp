@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "reprise/codec.hpp"
@@ -54,6 +55,10 @@ class Connection {
   virtual v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) = 0;
   virtual void signal_workflow(const v1::SignalWorkflowRequest& r) = 0;
   virtual v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) = 0;
+  virtual void request_cancel_workflow(const v1::RequestCancelWorkflowRequest& r) = 0;
+  virtual void terminate_workflow(const v1::TerminateWorkflowRequest& r) = 0;
+  virtual v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) = 0;
+  virtual v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) = 0;
   virtual v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) = 0;
   virtual v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) = 0;
   virtual void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) = 0;
@@ -62,6 +67,7 @@ class Connection {
   virtual bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) = 0;  // cancel requested?
   virtual void complete_activity(const v1::CompleteActivityRequest& r) = 0;
   virtual void fail_activity(const v1::FailActivityRequest& r) = 0;
+  virtual void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) = 0;
 };
 
 // Every member has a default, so partial designated initializers compile
@@ -73,11 +79,29 @@ struct StartOptions {
   std::string request_id{};                   // "" = the id: retrying a start returns the same run
 };
 
-// Long-polls the run's close event, following continue-as-new; the result,
-// or WorkflowFailedError.
-v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id);
+// The workflow did not close within the time result() was given.
+class ResultTimeoutError : public Error {
+ public:
+  using Error::Error;
+};
 
-// A run of a workflow, to wait for.
+// Long-polls the run's close event, following continue-as-new; the result,
+// WorkflowFailedError, or ResultTimeoutError once `timeout` (if any) passes.
+v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id,
+                                      std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+
+namespace detail {
+
+void request_cancel(Connection& connection, const std::string& workflow_id, const std::string& run_id,
+                    const std::string& reason);
+void terminate(Connection& connection, const std::string& workflow_id, const std::string& run_id,
+               const std::string& reason);
+v1::DescribeWorkflowResponse describe(Connection& connection, const std::string& workflow_id,
+                                      const std::string& run_id);
+
+}  // namespace detail
+
+// A run of a workflow, to wait for, cancel or look at.
 template <typename T>
 class WorkflowHandle {
  public:
@@ -87,14 +111,22 @@ class WorkflowHandle {
   const std::string& run_id() const { return run_id_; }
 
   // Waits for the workflow to close (following continue-as-new) and returns
-  // its result, or throws WorkflowFailedError.
-  T result() {
-    v1::Payloads payloads = wait_for_workflow_result(*connection_, workflow_id_, run_id_);
+  // its result, or throws WorkflowFailedError; with a timeout, throws
+  // ResultTimeoutError when it is still running by then.
+  T result(std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+    v1::Payloads payloads = wait_for_workflow_result(*connection_, workflow_id_, run_id_, timeout);
     if constexpr (!std::is_void_v<T>) {
       if (payloads.payloads_size() != 1) throw PayloadError("workflow '" + workflow_id_ + "' returned no value");
       return from_payload<T>(payloads.payloads(0), "the result of workflow '" + workflow_id_ + "'");
     }
   }
+
+  // Asks the workflow to cancel: its code sees CanceledError at its next
+  // wait and may clean up before it closes as canceled.
+  void cancel(const std::string& reason = "") { detail::request_cancel(*connection_, workflow_id_, run_id_, reason); }
+  // Closes the workflow at once; its code does not run again.
+  void terminate(const std::string& reason) { detail::terminate(*connection_, workflow_id_, run_id_, reason); }
+  v1::DescribeWorkflowResponse describe() { return detail::describe(*connection_, workflow_id_, run_id_); }
 
  private:
   std::shared_ptr<Connection> connection_;
@@ -119,6 +151,19 @@ class Client {
     r.set_identity("reprise-cpp-client");
     const v1::StartWorkflowResponse started = connection_->start_workflow(r);
     return {connection_, options.id, started.run_id()};
+  }
+
+  // Starts the workflow and waits for its result.
+  template <auto Fn, typename... Args>
+  typename WorkflowDef<Fn>::result_type execute(const WorkflowDef<Fn>& workflow, const StartOptions& options,
+                                                Args&&... args) {
+    return start(workflow, options, std::forward<Args>(args)...).result();
+  }
+
+  // A handle to the current run of an existing workflow.
+  template <auto Fn>
+  WorkflowHandle<typename WorkflowDef<Fn>::result_type> handle(const WorkflowDef<Fn>&, const std::string& workflow_id) {
+    return {connection_, workflow_id, ""};
   }
 
   // Asks the workflow's current run; throws RpcError (DEADLINE_EXCEEDED when

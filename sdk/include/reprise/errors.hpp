@@ -49,6 +49,31 @@ class ActivityError : public Error {
   std::string cause_type_;
 };
 
+// The work was canceled: the workflow was asked to cancel (awaiting any
+// cancellable future then throws this), or the code canceled the future it
+// awaits. Let it escape the workflow to end it as canceled; catch it to
+// clean up first (through ctx.non_cancellable()).
+class CanceledError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A child workflow the workflow awaited did not complete: it failed, timed
+// out, was canceled or terminated, or could not start (its id was in use).
+class ChildWorkflowError : public Error {
+ public:
+  ChildWorkflowError(std::string workflow_id, const std::string& message, std::string cause_type)
+      : Error("child workflow '" + workflow_id + "' " + message),
+        workflow_id_(std::move(workflow_id)),
+        cause_type_(std::move(cause_type)) {}
+  const std::string& workflow_id() const { return workflow_id_; }
+  const std::string& cause_type() const { return cause_type_; }
+
+ private:
+  std::string workflow_id_;
+  std::string cause_type_;
+};
+
 // The workflow's code did something its recorded history did not (or the
 // reverse): replaying it would not reproduce the execution.
 class NonDeterminismError : public Error {

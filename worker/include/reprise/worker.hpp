@@ -31,6 +31,8 @@
 
 namespace reprise {
 
+using PanicPolicy = worker::PanicPolicy;
+
 // Every member has a default, so designated initializers that name only some
 // of them compile cleanly under -Wextra.
 struct WorkerOptions {
@@ -42,6 +44,10 @@ struct WorkerOptions {
   // next task comes to this worker with only the new events and needs no
   // replay. 0 turns caching off.
   int cache_size = 1000;
+  // What a bug in workflow code (an exception that is not a workflow
+  // outcome) does: fail the task, so the workflow waits for a fix and
+  // resumes when the fixed code is deployed, or fail the workflow.
+  PanicPolicy panic_policy = PanicPolicy::kFailTask;
 };
 
 class Worker {

@@ -31,25 +31,57 @@ struct WorkflowInfo {
 
 namespace reprise::detail {
 
-// The result of a command that completes later (an activity, a timer): set
-// by the runtime when the event that resolves it is applied; the coroutine
-// awaiting it is then resumed in deterministic order.
+class WorkflowCore;
+
+// The result of something that completes later (an activity, a timer, a
+// signal, a child workflow, a branch): set by the runtime when the event
+// that resolves it is applied; the coroutine awaiting it is then resumed in
+// deterministic order.
 struct Pending {
+  enum class Kind { kActivity, kTimer, kSignal, kChild, kBranch };
+  Kind kind = Kind::kActivity;
   bool ready = false;
+  bool canceled = false;     // resolved by cancellation, not by its event
+  bool cancellable = true;   // false when issued through ctx.non_cancellable()
   v1::Payloads result;
   std::optional<v1::Failure> failure;
   std::coroutine_handle<> waiter;
-  std::string name;  // for messages: the activity type or timer id
+  std::string name;            // for messages: activity type, timer id, signal name, child workflow id
+  int64_t event_id = 0;        // the event that recorded the command (scheduled, started, initiated)
+  WorkflowCore* core = nullptr;  // where cancel() goes
 };
 
 class WorkflowCore {
  public:
   virtual ~WorkflowCore() = default;
-  virtual std::shared_ptr<Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes) = 0;
-  virtual std::shared_ptr<Pending> start_timer(std::chrono::nanoseconds duration) = 0;
+  // Each returns the pending result of a command it issues. When the
+  // workflow has been asked to cancel, `cancellable` work is not issued and
+  // comes back canceled.
+  virtual std::shared_ptr<Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes,
+                                                     bool cancellable) = 0;
+  virtual std::shared_ptr<Pending> start_timer(std::chrono::nanoseconds duration, bool cancellable) = 0;
+  virtual std::shared_ptr<Pending> start_child(v1::StartChildWorkflowExecutionCommandAttributes attributes,
+                                               bool cancellable) = 0;
   // The next value of signal `name`: one already received and not yet taken,
   // or the next to arrive. Signals are delivered in history order, none lost.
-  virtual std::shared_ptr<Pending> next_signal(const std::string& name) = 0;
+  virtual std::shared_ptr<Pending> next_signal(const std::string& name, bool cancellable) = 0;
+  // Cancels what `pending` waits for and resolves it as canceled.
+  virtual void cancel(const std::shared_ptr<Pending>& pending) = 0;
+  // Makes `pending` ready and its waiter runnable (a branch finishing).
+  virtual void resolve(const std::shared_ptr<Pending>& pending) = 0;
+  // Takes ownership of a branch coroutine and runs it in this activation.
+  virtual void spawn(std::coroutine_handle<> branch) = 0;
+  // Ends this run and starts a new one of the same workflow id; the calling
+  // coroutine never resumes.
+  virtual void continue_as_new(v1::ContinueAsNewWorkflowExecutionCommandAttributes attributes) = 0;
+  // The value `compute` gave when this side effect first ran (recorded in
+  // history), or computes and records it now.
+  virtual v1::Payloads side_effect(const std::function<v1::Payloads()>& compute) = 0;
+  // Whether this execution runs the code after change `id`: true when run
+  // for the first time or when history recorded the change, false when it
+  // replays a history from before the change. The same for the whole run.
+  virtual bool patched(const std::string& id) = 0;
+  virtual bool cancel_requested() const = 0;
   // Answers query `name` from now on (replacing an earlier handler).
   virtual void set_query_handler(const std::string& name, std::function<v1::Payloads()> handler) = 0;
   // The next number of the workflow's own random sequence, seeded from its

@@ -20,6 +20,11 @@ inline v1::Failure failure_of(const std::exception& e) {
   } else if (const auto* activity = dynamic_cast<const ActivityError*>(&e)) {
     f.set_kind(v1::FAILURE_KIND_ACTIVITY);
     f.set_type(activity->cause_type());
+  } else if (const auto* child = dynamic_cast<const ChildWorkflowError*>(&e)) {
+    f.set_kind(v1::FAILURE_KIND_CHILD_WORKFLOW);
+    f.set_type(child->cause_type());
+  } else if (dynamic_cast<const CanceledError*>(&e)) {
+    f.set_kind(v1::FAILURE_KIND_CANCELED);
   }
   return f;
 }

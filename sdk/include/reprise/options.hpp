@@ -1,0 +1,123 @@
+// How workflow code asks for work to run: ActivityOptions (no default: an
+// activity needs a timeout) and ChildWorkflowOptions. Two unrelated types,
+// so one cannot be passed where the other belongs.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "history/proto_time.hpp"
+#include "reprise/v1/command.pb.h"
+
+namespace reprise {
+
+// How an activity runs. There is no default: every activity needs a bound on
+// how long it may take, so options start from one of the two timeouts.
+class ActivityOptions {
+ public:
+  static ActivityOptions start_to_close(std::chrono::nanoseconds timeout) {
+    ActivityOptions o;
+    o.start_to_close_ = timeout;
+    return o;
+  }
+  static ActivityOptions schedule_to_close(std::chrono::nanoseconds timeout) {
+    ActivityOptions o;
+    o.schedule_to_close_ = timeout;
+    return o;
+  }
+  ActivityOptions& heartbeat(std::chrono::nanoseconds timeout) {
+    heartbeat_ = timeout;
+    return *this;
+  }
+  ActivityOptions& schedule_to_start(std::chrono::nanoseconds timeout) {
+    schedule_to_start_ = timeout;
+    return *this;
+  }
+  ActivityOptions& task_queue(std::string queue) {
+    task_queue_ = std::move(queue);
+    return *this;
+  }
+  ActivityOptions& maximum_attempts(int attempts) {
+    retry_.set_maximum_attempts(attempts);
+    return *this;
+  }
+  ActivityOptions& retry_initial_interval(std::chrono::nanoseconds interval) {
+    set_duration(retry_.mutable_initial_interval(), interval);
+    return *this;
+  }
+  ActivityOptions& non_retryable(std::string error_type) {
+    retry_.add_non_retryable_error_types(std::move(error_type));
+    return *this;
+  }
+
+  void apply(v1::ScheduleActivityTaskCommandAttributes& a) const {
+    if (start_to_close_.count() > 0) set_duration(a.mutable_start_to_close_timeout(), start_to_close_);
+    if (schedule_to_close_.count() > 0) set_duration(a.mutable_schedule_to_close_timeout(), schedule_to_close_);
+    if (schedule_to_start_.count() > 0) set_duration(a.mutable_schedule_to_start_timeout(), schedule_to_start_);
+    if (heartbeat_.count() > 0) set_duration(a.mutable_heartbeat_timeout(), heartbeat_);
+    if (!task_queue_.empty()) a.mutable_task_queue()->set_name(task_queue_);
+    *a.mutable_retry_policy() = retry_;
+  }
+
+ private:
+  ActivityOptions() = default;
+  std::chrono::nanoseconds start_to_close_{0}, schedule_to_close_{0}, schedule_to_start_{0}, heartbeat_{0};
+  std::string task_queue_;
+  v1::RetryPolicy retry_;
+};
+
+// How a child workflow runs. Every field has a default: the id is derived
+// from the parent's (unique and the same on replay), the task queue is the
+// parent's, and the child is terminated when the parent closes.
+class ChildWorkflowOptions {
+ public:
+  enum class ParentClose { kTerminate, kRequestCancel, kAbandon };
+
+  ChildWorkflowOptions& id(std::string workflow_id) {
+    id_ = std::move(workflow_id);
+    return *this;
+  }
+  ChildWorkflowOptions& task_queue(std::string queue) {
+    task_queue_ = std::move(queue);
+    return *this;
+  }
+  ChildWorkflowOptions& execution_timeout(std::chrono::nanoseconds timeout) {
+    execution_timeout_ = timeout;
+    return *this;
+  }
+  ChildWorkflowOptions& run_timeout(std::chrono::nanoseconds timeout) {
+    run_timeout_ = timeout;
+    return *this;
+  }
+  // What happens to the child when the parent closes first.
+  ChildWorkflowOptions& parent_close(ParentClose policy) {
+    parent_close_ = policy;
+    return *this;
+  }
+
+  const std::string& workflow_id() const { return id_; }
+  void apply(v1::StartChildWorkflowExecutionCommandAttributes& a) const {
+    a.set_workflow_id(id_);
+    if (!task_queue_.empty()) a.mutable_task_queue()->set_name(task_queue_);
+    if (execution_timeout_.count() > 0) set_duration(a.mutable_workflow_execution_timeout(), execution_timeout_);
+    if (run_timeout_.count() > 0) set_duration(a.mutable_workflow_run_timeout(), run_timeout_);
+    switch (parent_close_) {
+      case ParentClose::kTerminate:
+        a.set_parent_close_policy(v1::PARENT_CLOSE_POLICY_TERMINATE);
+        break;
+      case ParentClose::kRequestCancel:
+        a.set_parent_close_policy(v1::PARENT_CLOSE_POLICY_REQUEST_CANCEL);
+        break;
+      case ParentClose::kAbandon:
+        a.set_parent_close_policy(v1::PARENT_CLOSE_POLICY_ABANDON);
+        break;
+    }
+  }
+
+ private:
+  std::string id_, task_queue_;
+  std::chrono::nanoseconds execution_timeout_{0}, run_timeout_{0};
+  ParentClose parent_close_ = ParentClose::kTerminate;
+};
+
+}  // namespace reprise

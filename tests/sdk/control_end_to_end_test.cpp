@@ -1,0 +1,170 @@
+// The SDK's control features against a real reprise-server: canceling a
+// workflow (the activity hears it, cleanup runs), child workflows,
+// continue-as-new chains, terminate, describe, result timeouts, and a buggy
+// workflow that blocks on its failed task instead of failing.
+#include <atomic>
+#include <thread>
+
+#include "../server/server_harness.hpp"
+#include "reprise/client.hpp"
+#include "reprise/worker.hpp"
+
+namespace reprise {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::atomic<bool> reserve_saw_cancel{false};
+std::atomic<int> releases{0};
+
+// Holds a reservation until the workflow is canceled, heartbeating so it hears of it.
+std::string reserve(ActivityContext& ctx, std::string item) {
+  for (int i = 0; i < 600; ++i) {
+    ctx.heartbeat(i);
+    if (ctx.cancel_requested()) {
+      reserve_saw_cancel = true;
+      throw CanceledError("reservation of " + item + " canceled");
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return "held " + item;
+}
+std::string release(ActivityContext&, std::string item) {
+  ++releases;
+  return "released " + item;
+}
+inline constexpr Activity<&reserve> reserve_item{"reserve"};
+inline constexpr Activity<&release> release_item{"release"};
+
+Workflow<std::string> hold(WorkflowContext& ctx, std::string item) {
+  try {
+    co_return co_await ctx.execute(reserve_item, ActivityOptions::start_to_close(1min).heartbeat(5s), item);
+  } catch (const CanceledError&) {
+  }
+  auto cleanup = ctx.non_cancellable();
+  co_await cleanup.execute(release_item, ActivityOptions::start_to_close(10s), item);
+  throw CanceledError("hold of " + item + " canceled");
+}
+inline constexpr WorkflowDef<&hold> hold_wf{"hold"};
+
+Workflow<int64_t> square(WorkflowContext&, int64_t n) { co_return n* n; }
+inline constexpr WorkflowDef<&square> square_wf{"square"};
+
+// Starts every child first, then collects: the children run side by side.
+Workflow<int64_t> sum_of_squares(WorkflowContext& ctx, int64_t n) {
+  std::vector<ChildWorkflowFuture<int64_t>> children;
+  for (int64_t i = 1; i <= n; ++i) children.push_back(ctx.execute_child(square_wf, ChildWorkflowOptions(), i));
+  int64_t sum = 0;
+  for (auto& child : children) sum += co_await child;
+  co_return sum;
+}
+inline constexpr WorkflowDef<&sum_of_squares> sum_wf{"sum_of_squares"};
+
+Workflow<std::string> countdown(WorkflowContext& ctx, int64_t n, int64_t runs);
+inline constexpr WorkflowDef<&countdown> countdown_wf{"countdown"};
+Workflow<std::string> countdown(WorkflowContext& ctx, int64_t n, int64_t runs) {
+  co_await ctx.sleep(10ms);
+  if (n > 0) co_await ctx.continue_as_new(countdown_wf, n - 1, runs + 1);
+  co_return "lift-off after " + std::to_string(runs) + " runs";
+}
+
+inline constexpr Signal<std::string> go{"go"};
+Workflow<std::string> waits(WorkflowContext& ctx) { co_return co_await ctx.wait(go); }
+inline constexpr WorkflowDef<&waits> waits_wf{"waits"};
+
+Workflow<int64_t> buggy(WorkflowContext&) {
+  std::vector<int64_t> v{1, 2, 3};
+  co_return v.at(7);
+}
+inline constexpr WorkflowDef<&buggy> buggy_wf{"buggy"};
+
+struct Fixture {
+  TempDir dir;
+  Server server{dir.file("control.db")};
+  std::shared_ptr<Connection> connection = Connection::remote(server.address());
+  Client client{connection};
+  Worker worker{connection, {.task_queue = "control", .workflow_threads = 2, .activity_threads = 2}};
+
+  Fixture() {
+    worker.register_workflow(hold_wf);
+    worker.register_workflow(square_wf);
+    worker.register_workflow(sum_wf);
+    worker.register_workflow(countdown_wf);
+    worker.register_workflow(waits_wf);
+    worker.register_workflow(buggy_wf);
+    worker.register_activity(reserve_item);
+    worker.register_activity(release_item);
+    worker.start();
+  }
+  ~Fixture() { worker.stop(); }
+};
+
+TEST(SdkControl, CancelingAWorkflowReachesItsActivityAndItsCleanupRuns) {
+  Fixture f;
+  auto run = f.client.start(hold_wf, {.id = "hold-1", .task_queue = "control"}, std::string("seat 12A"));
+  for (int i = 0; i < 200; ++i) {
+    auto d = run.describe();
+    if (d.pending_activities_size() == 1 && d.pending_activities(0).started()) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  run.cancel("customer left");
+  try {
+    run.result(30s);
+    FAIL() << "a canceled workflow has no result";
+  } catch (const WorkflowFailedError& e) {
+    EXPECT_EQ(std::string(e.what()), "workflow 'hold-1' was canceled");
+  }
+  EXPECT_EQ(run.describe().info().status(), v1::WORKFLOW_EXECUTION_STATUS_CANCELED);
+  EXPECT_EQ(releases.load(), 1) << "the non-cancellable cleanup ran";
+  for (int i = 0; i < 100 && !reserve_saw_cancel; ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(reserve_saw_cancel) << "the activity heard of the cancel at a heartbeat";
+}
+
+TEST(SdkControl, ChildWorkflowsRunSideBySideAndReturnTheirResults) {
+  Fixture f;
+  EXPECT_EQ(f.client.execute(sum_wf, {.id = "sums", .task_queue = "control"}, int64_t{4}), 1 + 4 + 9 + 16);
+  auto child = f.client.handle(square_wf, "sums/square-3@" + f.client.handle(sum_wf, "sums").describe()
+                                                                 .info().execution().run_id().substr(0, 8));
+  EXPECT_EQ(child.describe().info().parent_execution().workflow_id(), "sums");
+  EXPECT_EQ(child.result(), 9);
+}
+
+TEST(SdkControl, AContinueAsNewChainEndsWithTheLastRunsResult) {
+  Fixture f;
+  auto run = f.client.start(countdown_wf, {.id = "rocket", .task_queue = "control"}, int64_t{3}, int64_t{1});
+  EXPECT_EQ(run.result(30s), "lift-off after 4 runs");
+  EXPECT_NE(f.client.handle(countdown_wf, "rocket").describe().info().execution().run_id(), run.run_id())
+      << "the last run is a new run of the same workflow id";
+}
+
+TEST(SdkControl, ResultCanTimeOutAndTerminateEndsTheWorkflow) {
+  Fixture f;
+  auto run = f.client.start(waits_wf, {.id = "idle", .task_queue = "control"});
+  EXPECT_THROW(run.result(300ms), ResultTimeoutError);
+  EXPECT_EQ(run.describe().info().status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
+  run.terminate("no longer needed");
+  try {
+    run.result();
+    FAIL() << "a terminated workflow has no result";
+  } catch (const WorkflowFailedError& e) {
+    EXPECT_EQ(std::string(e.what()), "workflow 'idle' was terminated: no longer needed");
+  }
+  EXPECT_EQ(run.describe().info().status(), v1::WORKFLOW_EXECUTION_STATUS_TERMINATED);
+}
+
+TEST(SdkControl, ABugBlocksTheWorkflowOnAFailedTaskThatDescribeShows) {
+  Fixture f;
+  auto run = f.client.start(buggy_wf, {.id = "bug", .task_queue = "control"});
+  std::string failure;
+  for (int i = 0; i < 200 && failure.empty(); ++i) {
+    failure = run.describe().last_workflow_task_failure().message();
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_NE(failure.find("workflow 'buggy' threw: vector::_M_range_check"), std::string::npos) << failure;
+  EXPECT_EQ(run.describe().info().status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING)
+      << "the workflow waits for fixed code instead of failing";
+  run.terminate("bug");
+}
+
+}  // namespace
+}  // namespace reprise

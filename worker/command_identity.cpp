@@ -1,0 +1,136 @@
+#include "worker/command_identity.hpp"
+
+#include "history/event_builder.hpp"
+#include "reprise/codec.hpp"
+
+namespace reprise::worker {
+
+namespace {
+
+// A marker's id detail (a side effect's sequence number, a patch's id).
+std::string marker_id(const google::protobuf::Map<std::string, v1::Payloads>& details) {
+  auto it = details.find("id");
+  if (it == details.end() || it->second.payloads_size() != 1) return "";
+  try {
+    return from_payload<std::string>(it->second.payloads(0), "a marker id");
+  } catch (const PayloadError&) {
+    return "";
+  }
+}
+
+std::string marker_identity(const std::string& name, const google::protobuf::Map<std::string, v1::Payloads>& details) {
+  return "marker " + name + " " + marker_id(details);
+}
+
+}  // namespace
+
+std::string identity_of(const v1::Command& c) {
+  switch (c.attributes_case()) {
+    case v1::Command::kScheduleActivityTask:
+      return "activity " + c.schedule_activity_task().activity_id() + " " +
+             c.schedule_activity_task().activity_type().name();
+    case v1::Command::kRequestCancelActivityTask:
+      return "cancel-activity " + std::to_string(c.request_cancel_activity_task().scheduled_event_id());
+    case v1::Command::kStartTimer:
+      return "timer " + c.start_timer().timer_id();
+    case v1::Command::kCancelTimer:
+      return "cancel-timer " + c.cancel_timer().timer_id();
+    case v1::Command::kStartChildWorkflowExecution:
+      return "child " + c.start_child_workflow_execution().workflow_id() + " " +
+             c.start_child_workflow_execution().workflow_type().name();
+    case v1::Command::kRecordMarker:
+      return marker_identity(c.record_marker().marker_name(), c.record_marker().details());
+    case v1::Command::kCompleteWorkflowExecution:
+      return "complete";
+    case v1::Command::kFailWorkflowExecution:
+      return "fail";
+    case v1::Command::kCancelWorkflowExecution:
+      return "cancel";
+    case v1::Command::kContinueAsNewWorkflowExecution:
+      return "continue-as-new";
+    default:
+      return v1::CommandType_Name(c.command_type());
+  }
+}
+
+std::optional<std::string> identity_of(const v1::HistoryEvent& e) {
+  switch (e.attributes_case()) {
+    case v1::HistoryEvent::kActivityTaskScheduled:
+      return "activity " + e.activity_task_scheduled().activity_id() + " " +
+             e.activity_task_scheduled().activity_type().name();
+    case v1::HistoryEvent::kActivityTaskCancelRequested:
+      return "cancel-activity " + std::to_string(e.activity_task_cancel_requested().scheduled_event_id());
+    case v1::HistoryEvent::kTimerStarted:
+      return "timer " + e.timer_started().timer_id();
+    case v1::HistoryEvent::kTimerCanceled:
+      return "cancel-timer " + e.timer_canceled().timer_id();
+    case v1::HistoryEvent::kStartChildWorkflowExecutionInitiated:
+      return "child " + e.start_child_workflow_execution_initiated().workflow_id() + " " +
+             e.start_child_workflow_execution_initiated().workflow_type().name();
+    case v1::HistoryEvent::kMarkerRecorded:
+      return marker_identity(e.marker_recorded().marker_name(), e.marker_recorded().details());
+    case v1::HistoryEvent::kWorkflowExecutionCompleted:
+      return "complete";
+    case v1::HistoryEvent::kWorkflowExecutionFailed:
+      return "fail";
+    case v1::HistoryEvent::kWorkflowExecutionCanceled:
+      return "cancel";
+    case v1::HistoryEvent::kWorkflowExecutionContinuedAsNew:
+      return "continue-as-new";
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string describe(const v1::Command& c) {
+  switch (c.attributes_case()) {
+    case v1::Command::kScheduleActivityTask:
+      return "ScheduleActivityTask '" + c.schedule_activity_task().activity_type().name() + "' (activity id " +
+             c.schedule_activity_task().activity_id() + ")";
+    case v1::Command::kRequestCancelActivityTask:
+      return "RequestCancelActivityTask (scheduled event " +
+             std::to_string(c.request_cancel_activity_task().scheduled_event_id()) + ")";
+    case v1::Command::kStartTimer:
+      return "StartTimer (timer id " + c.start_timer().timer_id() + ")";
+    case v1::Command::kCancelTimer:
+      return "CancelTimer (timer id " + c.cancel_timer().timer_id() + ")";
+    case v1::Command::kStartChildWorkflowExecution:
+      return "StartChildWorkflowExecution '" + c.start_child_workflow_execution().workflow_type().name() +
+             "' (workflow id " + c.start_child_workflow_execution().workflow_id() + ")";
+    case v1::Command::kRecordMarker:
+      return "RecordMarker '" + c.record_marker().marker_name() + "' (id " + marker_id(c.record_marker().details()) +
+             ")";
+    case v1::Command::kCompleteWorkflowExecution:
+      return "CompleteWorkflowExecution";
+    case v1::Command::kFailWorkflowExecution:
+      return "FailWorkflowExecution";
+    case v1::Command::kCancelWorkflowExecution:
+      return "CancelWorkflowExecution";
+    case v1::Command::kContinueAsNewWorkflowExecution:
+      return "ContinueAsNewWorkflowExecution";
+    default:
+      return v1::CommandType_Name(c.command_type());
+  }
+}
+
+std::string describe(const v1::HistoryEvent& e) {
+  std::string what = history::event_type_name(e.event_type());
+  if (e.has_activity_task_scheduled()) {
+    what += " '" + e.activity_task_scheduled().activity_type().name() + "' (activity id " +
+            e.activity_task_scheduled().activity_id() + ")";
+  } else if (e.has_timer_started()) {
+    what += " (timer id " + e.timer_started().timer_id() + ")";
+  } else if (e.has_timer_canceled()) {
+    what += " (timer id " + e.timer_canceled().timer_id() + ")";
+  } else if (e.has_activity_task_cancel_requested()) {
+    what += " (scheduled event " + std::to_string(e.activity_task_cancel_requested().scheduled_event_id()) + ")";
+  } else if (e.has_start_child_workflow_execution_initiated()) {
+    what += " '" + e.start_child_workflow_execution_initiated().workflow_type().name() + "' (workflow id " +
+            e.start_child_workflow_execution_initiated().workflow_id() + ")";
+  } else if (e.has_marker_recorded()) {
+    what += " '" + e.marker_recorded().marker_name() + "' (id " + marker_id(e.marker_recorded().details()) + ")";
+  }
+  return what;
+}
+
+}  // namespace reprise::worker
