@@ -31,6 +31,7 @@ Worker::Worker(std::shared_ptr<Connection> connection, WorkerOptions options)
   if (options_.cache_size < 0) throw std::invalid_argument("WorkerOptions.cache_size must not be negative");
   if (options_.identity.empty()) options_.identity = default_identity();
   sticky_queue_ = options_.task_queue + "/" + options_.identity;
+  blobs_ = std::make_unique<detail::Blobs>(*connection_, detail::BlobOptions{.cache_bytes = options_.blob_cache_bytes});
 }
 
 Worker::~Worker() { stop(); }
@@ -108,6 +109,7 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
   v1::History events;
   std::unique_ptr<worker::WorkflowInstance> instance = instance_for(task, starter->second, events);
   instance->set_execution(task.workflow_execution().workflow_id(), task.workflow_execution().run_id());
+  instance->set_blobs(blobs_.get());
   Result<worker::Activation> activation = instance->apply(events);
   if (!activation) {
     const bool nondeterministic = activation.status().code() == StatusCode::kFailedPrecondition;
@@ -118,7 +120,10 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
   v1::CompleteWorkflowTaskRequest done;
   done.set_task_token(task.task_token());
   done.set_identity(options_.identity);
-  for (auto& c : activation->commands) *done.add_commands() = std::move(c);
+  for (auto& c : activation->commands) {
+    blobs_->offload(c);
+    *done.add_commands() = std::move(c);
+  }
   const bool keep = options_.cache_size > 0 && !instance->finished();
   if (keep) done.mutable_sticky_attributes()->mutable_worker_task_queue()->set_name(sticky_queue_);
   connection_->complete_workflow_task(done);
@@ -187,6 +192,7 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
   if (starter != workflows_.end()) {
     instance = std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter->second);
     instance->set_execution(task.workflow_execution().workflow_id(), task.workflow_execution().run_id());
+    instance->set_blobs(blobs_.get());
     replayed = instance->apply(task.history()).status();
   }
   for (const auto& [id, query] : task.queries()) {
@@ -248,9 +254,10 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
       if (e.code() == static_cast<int>(StatusCode::kNotFound)) return true;
       throw;
     }
-  });
+  }, blobs_.get());
   try {
     v1::Payloads result = runner->second(context, task.input());
+    blobs_->offload(result);
     v1::CompleteActivityRequest done;
     done.set_task_token(task.task_token());
     *done.mutable_result() = std::move(result);

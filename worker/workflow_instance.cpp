@@ -97,7 +97,7 @@ Status WorkflowInstance::activate() {
   try {
     if (!started_) {
       started_ = true;
-      body_ = starter_(context_, input_);
+      body_ = starter_(context_, input_, [this](const v1::Payload& p) { return load_payload(p); });
       ready_.push_back(body_->handle());
     }
     if (cancel_requested_ && !cancel_delivered_) deliver_cancel_request();
@@ -345,6 +345,13 @@ Status WorkflowInstance::apply_child_outcome(const v1::HistoryEvent& e) {
   }
   resolve(pending);
   return Status::ok();
+}
+
+v1::Payload WorkflowInstance::load_payload(const v1::Payload& claim_check) {
+  if (blobs_ == nullptr) {
+    throw PayloadError("workflow '" + workflow_type_ + "' read a claim-check payload, and no blob store is connected");
+  }
+  return blobs_->resolve(claim_check);
 }
 
 Result<v1::Payloads> WorkflowInstance::query(const std::string& name) {

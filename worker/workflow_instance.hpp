@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "history/status.hpp"
+#include "reprise/detail/blobs.hpp"
 #include "reprise/v1/history.pb.h"
 #include "reprise/workflow.hpp"
 
@@ -43,9 +44,11 @@ class RunningWorkflow {
   virtual v1::Payloads take_result() = 0;
 };
 
-// How to start a workflow type from its input: decodes the arguments, calls
-// the function. Throws PayloadError when the input does not decode.
-using WorkflowStarter = std::function<std::unique_ptr<RunningWorkflow>(WorkflowContext&, const v1::Payloads& input)>;
+// How to start a workflow type from its input: decodes the arguments
+// (fetching claim-checks through `load`), calls the function. Throws
+// PayloadError when the input does not decode.
+using WorkflowStarter = std::function<std::unique_ptr<RunningWorkflow>(WorkflowContext&, const v1::Payloads& input,
+                                                                       const PayloadLoader& load)>;
 
 // What a workflow task's activation decided: the commands to send.
 struct Activation {
@@ -84,6 +87,9 @@ class WorkflowInstance final : public detail::WorkflowCore {
     info_.run_id = run_id;
   }
 
+  // Where claim-check payloads are fetched from (none: reading one fails).
+  void set_blobs(detail::Blobs* blobs) { blobs_ = blobs; }
+
   int64_t last_event_id() const { return last_event_id_; }
   bool finished() const { return closed_ || completion_issued_; }
 
@@ -101,6 +107,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   v1::Payloads side_effect(const std::function<v1::Payloads()>& compute) override;
   bool patched(const std::string& id) override;
   bool cancel_requested() const override { return cancel_requested_; }
+  v1::Payload load_payload(const v1::Payload& claim_check) override;
   void set_query_handler(const std::string& name, std::function<v1::Payloads()> handler) override {
     query_handlers_[name] = std::move(handler);
   }
@@ -168,6 +175,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::set<std::string> recorded_patches_;
   std::map<std::string, bool> patch_decisions_;
   WorkflowInfo info_;
+  detail::Blobs* blobs_ = nullptr;
   std::mt19937_64 random_;  // seeded from the first run's id when the started event is applied
 };
 

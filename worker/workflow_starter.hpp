@@ -35,9 +35,10 @@ class TypedRunning final : public RunningWorkflow {
 template <auto Fn>
 WorkflowStarter make_starter(std::string name) {
   using Sig = reprise::detail::WorkflowSignature<decltype(Fn)>;
-  return [name = std::move(name)](WorkflowContext& ctx, const v1::Payloads& input) -> std::unique_ptr<RunningWorkflow> {
+  return [name = std::move(name)](WorkflowContext& ctx, const v1::Payloads& input,
+                                  const PayloadLoader& load) -> std::unique_ptr<RunningWorkflow> {
     auto call = [&]<typename... Args>(std::tuple<Args...>*) {
-      std::tuple<Args...> args = from_payloads<Args...>(input, "the input of workflow '" + name + "'");
+      std::tuple<Args...> args = from_payloads<Args...>(input, "the input of workflow '" + name + "'", load);
       return std::apply([&](Args&... a) { return Fn(ctx, std::move(a)...); }, args);
     };
     return std::make_unique<starter::TypedRunning<typename Sig::result>>(

@@ -66,6 +66,39 @@ class RemoteConnection final : public Connection {
   void fail_activity(const v1::FailActivityRequest& r) override {
     call("FailActivity", &Stub::FailActivity, r, std::chrono::seconds(30));
   }
+  v1::PutPayloadResponse put_payload(std::string_view bytes) override {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kBlobTimeout);
+    v1::PutPayloadResponse out;
+    auto writer = stub_->PutPayload(&context, &out);
+    v1::PutPayloadChunk chunk;
+    size_t offset = 0;
+    do {
+      chunk.set_data(std::string(bytes.substr(offset, kChunkBytes)));
+      offset += kChunkBytes;
+      if (!writer->Write(chunk)) break;  // the server ended the call: Finish says why
+    } while (offset < bytes.size());
+    writer->WritesDone();
+    grpc::Status s = writer->Finish();
+    if (!s.ok()) throw RpcError(s.error_code(), "PutPayload: " + s.error_message());
+    return out;
+  }
+  std::string get_payload(const std::string& sha256) override {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kBlobTimeout);
+    v1::GetPayloadRequest r;
+    r.set_sha256(sha256);
+    auto reader = stub_->GetPayload(&context, r);
+    v1::GetPayloadChunk chunk;
+    std::string out;
+    while (reader->Read(&chunk)) {
+      if (out.empty()) out.reserve(static_cast<size_t>(chunk.total_size()));
+      out += chunk.data();
+    }
+    grpc::Status s = reader->Finish();
+    if (!s.ok()) throw RpcError(s.error_code(), "GetPayload: " + s.error_message());
+    return out;
+  }
   void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
     call("ReportActivityCanceled", &Stub::ReportActivityCanceled, r, std::chrono::seconds(30));
   }
@@ -74,6 +107,8 @@ class RemoteConnection final : public Connection {
   // Longer than the server's poll timeout (60 s), so an empty poll comes from
   // the server rather than from this deadline.
   static constexpr std::chrono::seconds kPollTimeout{70};
+  static constexpr std::chrono::minutes kBlobTimeout{10};
+  static constexpr size_t kChunkBytes = 1 << 20;
 
   template <typename Req, typename Resp>
   Resp call(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& r,
@@ -166,6 +201,12 @@ v1::DescribeWorkflowResponse describe(Connection& connection, const std::string&
   r.mutable_workflow_execution()->set_workflow_id(workflow_id);
   r.mutable_workflow_execution()->set_run_id(run_id);
   return connection.describe_workflow(r);
+}
+
+PayloadLoader blob_loader(std::shared_ptr<Connection> connection) {
+  return [connection = std::move(connection)](const v1::Payload& p) {
+    return Blobs(*connection, {.cache_bytes = 0}).resolve(p);
+  };
 }
 
 }  // namespace detail

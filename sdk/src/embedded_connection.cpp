@@ -2,6 +2,7 @@
 // The same API as a remote server, with no server to run; each call waits on
 // the engine's callback.
 #include <future>
+#include <limits>
 
 #include "engine/engine.hpp"
 #include "engine/store/sqlite_store.hpp"
@@ -66,6 +67,23 @@ class EmbeddedConnection final : public Connection {
   }
   void fail_activity(const v1::FailActivityRequest& r) override {
     call("FailActivity", &engine::Engine::fail_activity, r);
+  }
+  v1::PutPayloadResponse put_payload(std::string_view bytes) override {
+    Result<engine::BlobInfo> stored = store_->blobs().put(bytes);
+    if (!stored) throw RpcError(static_cast<int>(stored.status().code()), "PutPayload: " + stored.status().message());
+    v1::PutPayloadResponse out;
+    out.set_sha256(std::string(history::as_bytes(stored->sha256)));
+    out.set_size(stored->size);
+    return out;
+  }
+  std::string get_payload(const std::string& sha256) override {
+    history::Sha256Digest digest{};
+    if (!history::digest_from_bytes(sha256, digest)) {
+      throw RpcError(static_cast<int>(StatusCode::kInvalidArgument), "GetPayload: sha256 must be 32 bytes");
+    }
+    Result<std::string> bytes = store_->blobs().get(digest, std::numeric_limits<int64_t>::max());
+    if (!bytes) throw RpcError(static_cast<int>(bytes.status().code()), "GetPayload: " + bytes.status().message());
+    return std::move(bytes).value();
   }
   void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
     call("ReportActivityCanceled", &engine::Engine::report_activity_canceled, r);

@@ -6,9 +6,11 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "reprise/codec.hpp"
+#include "reprise/detail/blobs.hpp"
 #include "reprise/v1/common.pb.h"
 
 namespace reprise {
@@ -25,8 +27,13 @@ class ActivityContext {
  public:
   // `send_heartbeat` reports details and answers whether cancellation was
   // requested; the worker provides it.
-  ActivityContext(ActivityInfo info, v1::Payloads last_details, std::function<bool(const v1::Payloads&)> send_heartbeat)
-      : info_(std::move(info)), last_details_(std::move(last_details)), send_heartbeat_(std::move(send_heartbeat)) {}
+  // `blobs` is where store() and load() go (null: not connected).
+  ActivityContext(ActivityInfo info, v1::Payloads last_details, std::function<bool(const v1::Payloads&)> send_heartbeat,
+                  detail::Blobs* blobs = nullptr)
+      : info_(std::move(info)),
+        last_details_(std::move(last_details)),
+        send_heartbeat_(std::move(send_heartbeat)),
+        blobs_(blobs) {}
 
   const ActivityInfo& info() const { return info_; }
 
@@ -45,7 +52,27 @@ class ActivityContext {
   template <Serializable T>
   std::optional<T> last_heartbeat() const {
     if (last_details_.payloads_size() == 0) return std::nullopt;
-    return from_payload<T>(last_details_.payloads(0), "the last heartbeat of activity '" + info_.activity_type + "'");
+    return from_payload<T>(last_details_.payloads(0), "the last heartbeat of activity '" + info_.activity_type + "'",
+                           loader());
+  }
+
+  // Puts `value` in the server's blob store and returns a reference to pass
+  // to other activities through the workflow, which never loads it.
+  template <Serializable T>
+  Ref<T> store(const T& value) {
+    v1::Payload payload = to_payload(value);
+    connected().store(payload);
+    return Ref<T>(std::move(payload));
+  }
+  // The value a Ref stands for, fetched from the blob store (cached).
+  template <Serializable T>
+  T load(const Ref<T>& ref) {
+    return from_payload<T>(connected().resolve(ref.payload()), "a Ref in activity '" + info_.activity_type + "'");
+  }
+
+  PayloadLoader loader() const {
+    if (blobs_ == nullptr) return {};
+    return [blobs = blobs_](const v1::Payload& p) { return blobs->resolve(p); };
   }
 
  private:
@@ -53,6 +80,12 @@ class ActivityContext {
   v1::Payloads last_details_;
   std::function<bool(const v1::Payloads&)> send_heartbeat_;
   std::atomic<bool> cancel_requested_{false};
+  detail::Blobs* blobs_;
+
+  detail::Blobs& connected() {
+    if (blobs_ == nullptr) throw Error("activity '" + info_.activity_type + "' has no blob store connected");
+    return *blobs_;
+  }
 };
 
 }  // namespace reprise

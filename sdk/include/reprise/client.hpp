@@ -13,8 +13,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "reprise/codec.hpp"
+#include "reprise/detail/blobs.hpp"
 #include "reprise/v1/service.pb.h"
 #include "reprise/workflow.hpp"
 
@@ -68,6 +70,10 @@ class Connection {
   virtual void complete_activity(const v1::CompleteActivityRequest& r) = 0;
   virtual void fail_activity(const v1::FailActivityRequest& r) = 0;
   virtual void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) = 0;
+  // The blob store: uploads bytes (streamed in chunks), and downloads the
+  // bytes stored under a 32-byte sha256.
+  virtual v1::PutPayloadResponse put_payload(std::string_view bytes) = 0;
+  virtual std::string get_payload(const std::string& sha256) = 0;
 };
 
 // Every member has a default, so partial designated initializers compile
@@ -98,6 +104,8 @@ void terminate(Connection& connection, const std::string& workflow_id, const std
                const std::string& reason);
 v1::DescribeWorkflowResponse describe(Connection& connection, const std::string& workflow_id,
                                       const std::string& run_id);
+// Fetches claim-check payloads a client reads (results, query answers).
+PayloadLoader blob_loader(std::shared_ptr<Connection> connection);
 
 }  // namespace detail
 
@@ -117,7 +125,8 @@ class WorkflowHandle {
     v1::Payloads payloads = wait_for_workflow_result(*connection_, workflow_id_, run_id_, timeout);
     if constexpr (!std::is_void_v<T>) {
       if (payloads.payloads_size() != 1) throw PayloadError("workflow '" + workflow_id_ + "' returned no value");
-      return from_payload<T>(payloads.payloads(0), "the result of workflow '" + workflow_id_ + "'");
+      return from_payload<T>(payloads.payloads(0), "the result of workflow '" + workflow_id_ + "'",
+                             detail::blob_loader(connection_));
     }
   }
 
@@ -145,7 +154,9 @@ class Client {
     r.set_workflow_id(options.id);
     r.mutable_workflow_type()->set_name(workflow.name);
     r.mutable_task_queue()->set_name(options.task_queue);
-    *r.mutable_input() = to_payloads(args...);
+    *r.mutable_input() = detail::encode_as(static_cast<typename WorkflowDef<Fn>::signature::args*>(nullptr),
+                                           std::forward<Args>(args)...);
+    uploader().offload(*r.mutable_input());
     r.mutable_workflow_execution_timeout()->set_seconds(options.execution_timeout.count());
     r.set_request_id(options.request_id.empty() ? options.id : options.request_id);
     r.set_identity("reprise-cpp-client");
@@ -175,7 +186,8 @@ class Client {
     r.set_query_type(query.name);
     const v1::QueryWorkflowResponse out = connection_->query_workflow(r);
     if (out.result().payloads_size() != 1) throw PayloadError("query '" + std::string(query.name) + "' gave no value");
-    return from_payload<T>(out.result().payloads(0), "the answer to query '" + std::string(query.name) + "'");
+    return from_payload<T>(out.result().payloads(0), "the answer to query '" + std::string(query.name) + "'",
+                           detail::blob_loader(connection_));
   }
 
   // Sends `value` to the workflow's current run under the signal's name.
@@ -185,11 +197,14 @@ class Client {
     r.mutable_workflow_execution()->set_workflow_id(workflow_id);
     r.set_signal_name(signal.name);
     *r.mutable_input() = to_payloads(value);
+    uploader().offload(*r.mutable_input());
     r.set_identity("reprise-cpp-client");
     connection_->signal_workflow(r);
   }
 
  private:
+  detail::Blobs uploader() { return detail::Blobs(*connection_, {.cache_bytes = 0}); }
+
   std::shared_ptr<Connection> connection_;
 };
 

@@ -43,7 +43,9 @@ class FutureBase {
       throw PayloadError(std::string(what) + " '" + pending_->name + "' gave " +
                          std::to_string(pending_->result.payloads_size()) + " values, the workflow expects 1");
     }
-    return from_payload<T>(pending_->result.payloads(0), "the value of " + std::string(what) + " '" + pending_->name + "'");
+    WorkflowCore* core = pending_->core;
+    return from_payload<T>(pending_->result.payloads(0), "the value of " + std::string(what) + " '" + pending_->name + "'",
+                           [core](const v1::Payload& p) { return core->load_payload(p); });
   }
   // Asks the runtime to cancel the work: the right command when history
   // already has it, nothing when it was issued in this same activation.

@@ -168,7 +168,8 @@ class WorkflowContext {
       *out.add_payloads() = to_payload<T>(compute());
       return out;
     });
-    return from_payload<T>(recorded.payloads(0), "a recorded side effect");
+    return from_payload<T>(recorded.payloads(0), "a recorded side effect",
+                           [this](const v1::Payload& p) { return core_.load_payload(p); });
   }
 
   // Changing code under running executions: `if (ctx.patched("fee-v2"))`

@@ -48,6 +48,9 @@ struct WorkerOptions {
   // outcome) does: fail the task, so the workflow waits for a fix and
   // resumes when the fixed code is deployed, or fail the workflow.
   PanicPolicy panic_policy = PanicPolicy::kFailTask;
+  // Claim-check payloads fetched for workflows and activities are kept up
+  // to this many bytes for the next reader.
+  size_t blob_cache_bytes = 64 << 20;
 };
 
 class Worker {
@@ -90,6 +93,7 @@ class Worker {
 
   std::shared_ptr<Connection> connection_;
   WorkerOptions options_;
+  std::unique_ptr<detail::Blobs> blobs_;
   std::map<std::string, worker::WorkflowStarter> workflows_;
   std::map<std::string, ActivityRunner> activities_;
   std::string sticky_queue_;  // this worker's own queue for the workflows it caches
@@ -105,7 +109,7 @@ Worker::ActivityRunner Worker::make_activity_runner(std::string name) {
   using Sig = detail::ActivitySignature<decltype(Fn)>;
   return [name = std::move(name)](ActivityContext& ctx, const v1::Payloads& input) {
     auto call = [&]<typename... Args>(std::tuple<Args...>*) {
-      std::tuple<Args...> args = from_payloads<Args...>(input, "the input of activity '" + name + "'");
+      std::tuple<Args...> args = from_payloads<Args...>(input, "the input of activity '" + name + "'", ctx.loader());
       return std::apply([&](Args&... a) { return Fn(ctx, std::move(a)...); }, args);
     };
     v1::Payloads out;

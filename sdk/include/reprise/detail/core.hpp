@@ -82,6 +82,8 @@ class WorkflowCore {
   // replays a history from before the change. The same for the whole run.
   virtual bool patched(const std::string& id) = 0;
   virtual bool cancel_requested() const = 0;
+  // A claim-check payload's bytes, fetched when the code reads the value.
+  virtual v1::Payload load_payload(const v1::Payload& claim_check) = 0;
   // Answers query `name` from now on (replacing an earlier handler).
   virtual void set_query_handler(const std::string& name, std::function<v1::Payloads()> handler) = 0;
   // The next number of the workflow's own random sequence, seeded from its
