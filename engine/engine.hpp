@@ -139,6 +139,10 @@ class Engine {
   // Looks for due timers now (tests that move a ManualClock call this).
   void check_timers();
 
+  // Tasks queued for workers and not yet handed out (time skipping waits
+  // for none before it moves a ManualClock).
+  size_t queued_tasks() const { return matching_.total_backlog(); }
+
  private:
   Engine(Store& store, EngineOptions options);
 

@@ -59,7 +59,8 @@ std::shared_ptr<detail::Pending> WorkflowInstance::start_timer(std::chrono::nano
 std::shared_ptr<detail::Pending> WorkflowInstance::start_child(v1::StartChildWorkflowExecutionCommandAttributes a,
                                                                bool cancellable) {
   ++child_seq_;
-  if (a.workflow_id().empty()) {
+  const bool derived = a.workflow_id().empty();
+  if (derived) {
     // Unique across the runs of this workflow id (the run id is) and the
     // same on replay.
     a.set_workflow_id(info_.workflow_id + "/" + a.workflow_type().name() + "-" + std::to_string(child_seq_) + "@" +
@@ -69,7 +70,9 @@ std::shared_ptr<detail::Pending> WorkflowInstance::start_child(v1::StartChildWor
   v1::Command c;
   c.set_command_type(v1::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
   *c.mutable_start_child_workflow_execution() = std::move(a);
-  return issue(std::move(c), detail::Pending::Kind::kChild, std::move(name), cancellable);
+  auto pending = issue(std::move(c), detail::Pending::Kind::kChild, std::move(name), cancellable);
+  if (!issued_.empty() && issued_.back().pending == pending) issued_.back().derived_child_id = derived;
+  return pending;
 }
 
 std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string& name, bool cancellable) {

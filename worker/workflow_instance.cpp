@@ -64,6 +64,15 @@ Result<Activation> WorkflowInstance::apply(const v1::History& events) {
       for (const Issued& issued : issued_) out.commands.push_back(issued.command);
     }
   }
+  // A history that ends after a completed task (an exported one) must hold
+  // every command that task's code issued.
+  const bool ends_in_task = events.events_size() > 0 &&
+                            events.events(events.events_size() - 1).event_type() == v1::EVENT_TYPE_WORKFLOW_TASK_STARTED;
+  if (!ends_in_task && !issued_.empty()) {
+    return Status::failed_precondition("non-determinism: the workflow issued " + describe(issued_.front().command) +
+                                       ", but history has no event for it (it ends at event " +
+                                       std::to_string(last_event_id_) + ")");
+  }
   return out;
 }
 
@@ -160,7 +169,14 @@ void WorkflowInstance::reap_finished_branches() {
 
 Result<WorkflowInstance::Issued> WorkflowInstance::match(const v1::HistoryEvent& e) {
   const std::string recorded = *identity_of(e);
-  if (issued_.empty() || identity_of(issued_.front().command) != recorded) {
+  auto same = [&](const Issued& issued) {
+    if (issued.derived_child_id && e.has_start_child_workflow_execution_initiated()) {
+      return issued.command.start_child_workflow_execution().workflow_type().name() ==
+             e.start_child_workflow_execution_initiated().workflow_type().name();
+    }
+    return identity_of(issued.command) == recorded;
+  };
+  if (issued_.empty() || !same(issued_.front())) {
     if (issued_.empty()) {
       return Status::failed_precondition("non-determinism: history has event " + std::to_string(e.event_id()) + " " +
                                          describe(e) + ", but the workflow code did nothing there now");

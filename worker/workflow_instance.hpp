@@ -120,6 +120,9 @@ class WorkflowInstance final : public detail::WorkflowCore {
   struct Issued {
     v1::Command command;
     std::shared_ptr<detail::Pending> pending;
+    // A child id the runtime derived (not the code): replay with another
+    // workflow id (the replay tester) must not call it a change.
+    bool derived_child_id = false;
   };
 
   Status apply_event(const v1::HistoryEvent& e);

@@ -108,6 +108,11 @@ size_t Matching::backlog(const QueueKey& key) const {
   return it == queues_.end() ? 0 : it->second.tasks.size();
 }
 
+size_t Matching::total_backlog() const {
+  std::lock_guard lock(mu_);
+  return queued_task_ids_.size();
+}
+
 std::optional<PollCallback> Matching::take_poller_locked(PollId id) {
   auto it = pollers_.find(id);
   if (it == pollers_.end()) return std::nullopt;

@@ -67,6 +67,8 @@ class Matching {
   void shutdown();
 
   size_t backlog(const QueueKey& key) const;
+  // Tasks waiting in every queue.
+  size_t total_backlog() const;
 
  private:
   struct Queue {

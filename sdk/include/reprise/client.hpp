@@ -17,6 +17,7 @@
 
 #include "reprise/codec.hpp"
 #include "reprise/detail/blobs.hpp"
+#include "reprise/history_file.hpp"
 #include "reprise/v1/service.pb.h"
 #include "reprise/workflow.hpp"
 
@@ -188,6 +189,13 @@ class Client {
     if (out.result().payloads_size() != 1) throw PayloadError("query '" + std::string(query.name) + "' gave no value");
     return from_payload<T>(out.result().payloads(0), "the answer to query '" + std::string(query.name) + "'",
                            detail::blob_loader(connection_));
+  }
+
+  // Writes the run's history ("" = the current run) to `path`, for the
+  // replay tester and for people.
+  void export_history(const std::string& workflow_id, const std::string& path,
+                      HistoryFormat format = HistoryFormat::kJson, const std::string& run_id = "") {
+    write_history_file(path, fetch_history(*connection_, workflow_id, run_id), format);
   }
 
   // Sends `value` to the workflow's current run under the signal's name.

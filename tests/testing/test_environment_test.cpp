@@ -1,0 +1,93 @@
+// <reprise/testing.hpp>: time skipping in the TestEnvironment, and the
+// replay tester against exported histories.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "reprise/testing.hpp"
+#include "reprise/worker.hpp"
+#include "tests/store/store_test_util.hpp"
+
+namespace reprise {
+namespace {
+
+using namespace std::chrono_literals;
+
+Workflow<int64_t> monthly(WorkflowContext& ctx) {
+  const TimePoint start = ctx.now();
+  co_await ctx.sleep(24h * 30);
+  co_return std::chrono::duration_cast<std::chrono::hours>(ctx.now() - start).count();
+}
+inline constexpr WorkflowDef<&monthly> monthly_wf{"monthly"};
+
+std::string slow_charge(ActivityContext&, std::string order) {
+  std::this_thread::sleep_for(300ms);
+  return "charged " + order;
+}
+inline constexpr Activity<&slow_charge> slow_charge_act{"slow_charge"};
+
+// The timer must not win while the activity is being worked on.
+Workflow<std::string> race(WorkflowContext& ctx, std::string order) {
+  auto charged = ctx.execute(slow_charge_act, ActivityOptions::start_to_close(10min), order);
+  auto deadline = ctx.sleep(1h);
+  if (co_await any(charged, deadline) == 1) co_return "timed out";
+  deadline.cancel();
+  std::string receipt = co_await charged;
+  co_await ctx.sleep(24h * 7);
+  co_return receipt;
+}
+inline constexpr WorkflowDef<&race> race_wf{"race"};
+
+// The same workflow, changed: it ships before charging.
+std::string ship(ActivityContext&, std::string order) { return "shipped " + order; }
+inline constexpr Activity<&ship> ship_act{"ship"};
+Workflow<std::string> race_changed(WorkflowContext& ctx, std::string order) {
+  co_return co_await ctx.execute(ship_act, ActivityOptions::start_to_close(10min), order);
+}
+inline constexpr WorkflowDef<&race_changed> race_changed_wf{"race"};
+
+TEST(TestEnvironment, AThirtyDaySleepFinishesAtOnceAndTheWorkflowSeesThirtyDaysPass) {
+  testing::TestEnvironment env;
+  Worker worker(env.connection(), {.task_queue = "t", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(monthly_wf);
+  worker.start();
+  Client client(env.connection());
+  const TimePoint before = env.now();
+  const auto wall = std::chrono::steady_clock::now();
+  EXPECT_EQ(client.start(monthly_wf, {.id = "m", .task_queue = "t"}).result(20s), 30 * 24);
+  EXPECT_LT(std::chrono::steady_clock::now() - wall, 10s);
+  EXPECT_GE(env.now() - before, 24h * 30);
+  worker.stop();
+}
+
+TEST(TestEnvironment, TimeHoldsStillWhileAnActivityRunsAndExportedHistoriesReplay) {
+  testing::TestEnvironment env;
+  Worker worker(env.connection(), {.task_queue = "t", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(race_wf);
+  worker.register_activity(slow_charge_act);
+  worker.start();
+  Client client(env.connection());
+  EXPECT_EQ(client.start(race_wf, {.id = "r", .task_queue = "t"}, std::string("o1")).result(20s), "charged o1")
+      << "the one-hour timer did not skip ahead of the running activity";
+  worker.stop();
+
+  engine::testing::TempDir dir;
+  client.export_history("r", dir.file("r.json"));
+  client.export_history("r", dir.file("r.bin"), HistoryFormat::kBinary);
+  EXPECT_NO_THROW(testing::replay(dir.file("r.json"), race_wf));
+  EXPECT_NO_THROW(testing::replay(dir.file("r.bin"), race_wf));
+  try {
+    testing::replay(dir.file("r.json"), race_changed_wf);
+    FAIL() << "the changed code replayed";
+  } catch (const NonDeterminismError& e) {
+    EXPECT_NE(std::string(e.what()).find("non-determinism at event 5: history has ActivityTaskScheduled "
+                                         "'slow_charge' (activity id 1), the workflow code did ScheduleActivityTask "
+                                         "'ship' (activity id 1) now"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(testing::replay(dir.file("missing.json"), race_wf), Error);
+}
+
+}  // namespace
+}  // namespace reprise
