@@ -1,0 +1,135 @@
+// The `reprise` command line against a real server and a worker in this
+// process: JSON in and out, every workflow command, history export that the
+// replay tester reads, and clear errors for bad command lines.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "../server/server_harness.hpp"
+#include "reprise/testing.hpp"
+#include "reprise/worker.hpp"
+
+namespace reprise {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Order {
+  std::string id;
+  int64_t cents = 0;
+  std::vector<std::string> items;
+  MSGPACK_DEFINE_MAP(id, cents, items);
+};
+
+std::string charge(ActivityContext&, Order order) { return "receipt-" + order.id; }
+inline constexpr Activity<&charge> charge_card{"charge"};
+
+inline constexpr Signal<std::string> approve{"approve"};
+inline constexpr Query<int64_t> cents_query{"cents"};
+
+struct Receipt {
+  std::string receipt;
+  std::string approved_by;
+  int64_t cents = 0;
+  MSGPACK_DEFINE_MAP(receipt, approved_by, cents);
+};
+
+Workflow<Receipt> checkout(WorkflowContext& ctx, Order order) {
+  ctx.on_query(cents_query, [&order] { return order.cents; });
+  std::string receipt = co_await ctx.execute(charge_card, ActivityOptions::start_to_close(10s), order);
+  std::string by = co_await ctx.wait(approve);
+  co_return Receipt{receipt, by, order.cents};
+}
+inline constexpr WorkflowDef<&checkout> checkout_wf{"checkout"};
+
+struct Output {
+  int status = -1;
+  std::string out;
+};
+
+// Runs the CLI with `args`, stdout captured, stderr merged into it.
+Output cli(const std::string& address, const std::string& args) {
+  const char* binary = std::getenv("REPRISE_CLI");
+  const std::string command = std::string(binary ? binary : "reprise") + " --address " + address + " " + args + " 2>&1";
+  Output o;
+  FILE* pipe = popen(command.c_str(), "r");
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) o.out.append(buf, n);
+  const int status = pclose(pipe);
+  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+TEST(Cli, DrivesAWorkflowFromStartToResultWithJson) {
+  TempDir dir;
+  Server server(dir.file("cli.db"));
+  auto connection = Connection::remote(server.address());
+  Worker worker(connection, {.task_queue = "shop", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(checkout_wf);
+  worker.register_activity(charge_card);
+  worker.start();
+  const std::string& a = server.address();
+
+  Output started = cli(a, R"(workflow start --type checkout --id o-1 --task-queue shop --input '{"id":"o-1","cents":9007199254740993,"items":["tea"]}')");
+  ASSERT_EQ(started.status, 0) << started.out;
+  EXPECT_EQ(started.out.rfind("started o-1 (run ", 0), 0u) << started.out;
+
+  Output early = cli(a, "workflow result --id o-1 --timeout 0.2");
+  EXPECT_EQ(early.status, 1);
+  EXPECT_NE(early.out.find("did not close within 200 ms"), std::string::npos) << early.out;
+
+  Output query;
+  for (int i = 0; i < 100; ++i) {
+    query = cli(a, "workflow query --id o-1 --name cents");
+    if (query.status == 0) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(query.out, "9007199254740993\n") << "integers above 2^53 stay exact";
+
+  Output signaled = cli(a, R"(workflow signal --id o-1 --name approve --input '"ana"')");
+  EXPECT_EQ(signaled.status, 0) << signaled.out;
+  Output result = cli(a, "--output json workflow result --id o-1");
+  ASSERT_EQ(result.status, 0) << result.out;
+  EXPECT_NE(result.out.find(R"("approved_by": "ana")"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find(R"("receipt": "receipt-o-1")"), std::string::npos) << result.out;
+
+  Output describe = cli(a, "workflow describe --id o-1");
+  EXPECT_NE(describe.out.find("status     completed"), std::string::npos) << describe.out;
+  Output show = cli(a, "workflow show --id o-1");
+  EXPECT_NE(show.out.find(R"(ActivityTaskScheduled  'charge' id=1 input=[{"cents":9007199254740993)"), std::string::npos)
+      << show.out;
+  EXPECT_NE(show.out.find("WorkflowExecutionSignaled  'approve' input=[\"ana\"]"), std::string::npos) << show.out;
+  Output list = cli(a, "workflow list --status completed");
+  EXPECT_NE(list.out.find("o-1"), std::string::npos) << list.out;
+
+  Output exported = cli(a, "history export --id o-1 --file " + dir.file("o-1.json"));
+  ASSERT_EQ(exported.status, 0) << exported.out;
+  EXPECT_NO_THROW(testing::replay(dir.file("o-1.json"), checkout_wf));
+
+  Output executed = cli(a, R"(workflow execute --type checkout --id o-2 --task-queue shop --input '{"id":"o-2","cents":5,"items":[]}' --timeout 0.3)");
+  EXPECT_EQ(executed.status, 1) << "it waits for a signal that never comes: " << executed.out;
+  Output canceled = cli(a, "workflow terminate --id o-2 --reason test");
+  EXPECT_EQ(canceled.status, 0) << canceled.out;
+  Output gone = cli(a, "workflow result --id o-2");
+  EXPECT_EQ(gone.out, "workflow 'o-2' was terminated: test\n");
+  worker.stop();
+}
+
+TEST(Cli, BadCommandLinesAreNamedAndExitWithTwo) {
+  Output bad_json = cli("127.0.0.1:1", "workflow start --type t --id x --task-queue q --input '{oops'");
+  EXPECT_EQ(bad_json.status, 1);
+  EXPECT_NE(bad_json.out.find("--input 1 is not valid JSON ({oops)"), std::string::npos) << bad_json.out;
+  Output missing = cli("127.0.0.1:1", "workflow start --type t");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.out.find("reprise: --id is required"), std::string::npos) << missing.out;
+  Output unknown = cli("127.0.0.1:1", "workflow describe --id x --colour blue");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.out.find("unknown flag --colour"), std::string::npos) << unknown.out;
+  Output nowhere = cli("127.0.0.1:1", "workflow describe --id x");
+  EXPECT_EQ(nowhere.status, 1);
+  EXPECT_NE(nowhere.out.find("DescribeWorkflow"), std::string::npos) << nowhere.out;
+}
+
+}  // namespace
+}  // namespace reprise

@@ -1,0 +1,58 @@
+#include "tools/cli/json_payload.hpp"
+
+#include "history/payload.hpp"
+#include "reprise/codec.hpp"
+
+namespace reprise::cli {
+
+namespace {
+
+std::string hex(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+v1::Payload payload_from_json(const std::string& text, const std::string& what) {
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(what + " is not valid JSON (" + text + "): " + e.what());
+  }
+  const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(value);
+  v1::Payload p;
+  (*p.mutable_metadata())["encoding"] = kMsgpackEncoding;
+  p.set_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  detail::compress_if_large(p);
+  return p;
+}
+
+nlohmann::json payload_to_json(const v1::Payload& payload) {
+  if (history::is_claim_check(payload)) {
+    return {{"$ref", "sha256:" + hex(payload.external().sha256())}, {"size", payload.external().size()}};
+  }
+  const std::string_view encoding = history::payload_encoding(payload);
+  if (encoding == kNullEncoding) return nullptr;
+  if (encoding != kMsgpackEncoding) return {{"$encoding", std::string(encoding)}, {"$bytes", payload.data().size()}};
+  const std::string bytes = detail::uncompressed_bytes(payload, "a payload");
+  try {
+    return nlohmann::json::from_msgpack(bytes);
+  } catch (const nlohmann::json::exception&) {
+    return {{"$encoding", std::string(encoding)}, {"$bytes", bytes.size()}, {"$error", "not valid msgpack"}};
+  }
+}
+
+nlohmann::json payloads_to_json(const v1::Payloads& payloads) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const v1::Payload& p : payloads.payloads()) out.push_back(payload_to_json(p));
+  return out;
+}
+
+}  // namespace reprise::cli
