@@ -28,6 +28,12 @@ Worker::Worker(std::shared_ptr<Connection> connection, WorkerOptions options)
   if (options_.task_queue.empty()) throw std::invalid_argument("WorkerOptions.task_queue is required");
   if (options_.workflow_threads < 1) throw std::invalid_argument("WorkerOptions.workflow_threads must be at least 1");
   if (options_.activity_threads < 1) throw std::invalid_argument("WorkerOptions.activity_threads must be at least 1");
+  if (options_.workflow_pollers < 1) throw std::invalid_argument("WorkerOptions.workflow_pollers must be at least 1");
+  if (options_.activity_pollers < 1) throw std::invalid_argument("WorkerOptions.activity_pollers must be at least 1");
+  if (options_.cache_size > 0 && options_.cache_bytes == 0) {
+    throw std::invalid_argument("WorkerOptions.cache_bytes is 0 while cache_size is " +
+                                std::to_string(options_.cache_size) + ": set cache_size to 0 to turn caching off");
+  }
   if (options_.cache_size < 0) throw std::invalid_argument("WorkerOptions.cache_size must not be negative");
   if (options_.identity.empty()) options_.identity = default_identity();
   sticky_queue_ = options_.task_queue + "/" + options_.identity;
@@ -50,42 +56,60 @@ void Worker::add_activity(const std::string& name, ActivityRunner runner) {
 
 void Worker::start() {
   stopping_ = false;
+  activities_canceled_ = false;
   if (!workflows_.empty()) {
-    for (int i = 0; i < options_.workflow_threads; ++i) {
-      threads_.emplace_back([this] { workflow_loop(options_.task_queue); });
+    workflow_pool_ = std::make_unique<worker::TaskPool>(options_.workflow_threads);
+    for (int i = 0; i < options_.workflow_pollers; ++i) {
+      pollers_.emplace_back([this] { workflow_poll_loop(options_.task_queue); });
     }
-    if (options_.cache_size > 0) threads_.emplace_back([this] { workflow_loop(sticky_queue_); });
+    if (options_.cache_size > 0) pollers_.emplace_back([this] { workflow_poll_loop(sticky_queue_); });
   }
   if (!activities_.empty()) {
-    for (int i = 0; i < options_.activity_threads; ++i) threads_.emplace_back([this] { activity_loop(); });
+    activity_pool_ = std::make_unique<worker::TaskPool>(options_.activity_threads);
+    for (int i = 0; i < options_.activity_pollers; ++i) pollers_.emplace_back([this] { activity_poll_loop(); });
   }
 }
 
 void Worker::stop() {
   stopping_ = true;
-  for (auto& t : threads_) t.join();  // each finishes its poll (at most the server's poll timeout)
-  threads_.clear();
+  if (workflow_pool_) workflow_pool_->close();
+  if (activity_pool_) {
+    activity_pool_->close();
+    if (!activity_pool_->wait_idle_until(std::chrono::steady_clock::now() + options_.shutdown_grace)) {
+      std::lock_guard lock(running_mu_);
+      activities_canceled_ = true;
+      for (ActivityContext* running : running_activities_) running->request_cancel();
+    }
+  }
+  for (auto& t : pollers_) t.join();  // each finishes its poll (at most the server's poll timeout)
+  pollers_.clear();
+  if (workflow_pool_) workflow_pool_->join();
+  if (activity_pool_) activity_pool_->join();
+  workflow_pool_.reset();
+  activity_pool_.reset();
 }
 
-void Worker::workflow_loop(const std::string& queue) {
-  while (!stopping_) {
+void Worker::workflow_poll_loop(const std::string& queue) {
+  while (!stopping_ && workflow_pool_->wait_for_free_thread()) {
     v1::PollWorkflowTaskRequest poll;
     poll.mutable_task_queue()->set_name(queue);
     poll.set_identity(options_.identity);
-    v1::PollWorkflowTaskResponse task;
+    auto task = std::make_shared<v1::PollWorkflowTaskResponse>();
     try {
-      task = connection_->poll_workflow_task(poll);
+      *task = connection_->poll_workflow_task(poll);
     } catch (const RpcError&) {
       back_off();
       continue;
     }
-    if (task.task_token().empty()) continue;
-    try {
-      run_workflow_task(task);
-    } catch (const RpcError& e) {
-      // The answer did not arrive; the task times out and comes back.
-      std::fprintf(stderr, "reprise worker: %s\n", e.what());
-    }
+    if (task->task_token().empty()) continue;
+    workflow_pool_->post([this, task] {
+      try {
+        run_workflow_task(*task);
+      } catch (const std::exception& e) {
+        // The answer did not arrive; the task times out and comes back.
+        std::fprintf(stderr, "reprise worker: %s\n", e.what());
+      }
+    });
   }
 }
 
@@ -107,10 +131,15 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
                 "workflow '" + type + "' is not registered with worker " + options_.identity);
   }
   v1::History events;
-  std::unique_ptr<worker::WorkflowInstance> instance = instance_for(task, starter->second, events);
-  instance->set_execution(task.workflow_execution().workflow_id(), task.workflow_execution().run_id());
-  instance->set_blobs(blobs_.get());
-  Result<worker::Activation> activation = instance->apply(events);
+  std::unique_ptr<worker::WorkflowInstance> instance;
+  Result<worker::Activation> activation = [&]() -> Result<worker::Activation> {
+    try {
+      instance = instance_for(task, starter->second, events);
+      return instance->apply(events);
+    } catch (const worker::ReplayError& e) {
+      return e.status;
+    }
+  }();
   if (!activation) {
     const bool nondeterministic = activation.status().code() == StatusCode::kFailedPrecondition;
     return fail(nondeterministic ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
@@ -140,8 +169,9 @@ std::unique_ptr<worker::WorkflowInstance> Worker::instance_for(const v1::PollWor
     std::lock_guard lock(cache_mu_);
     auto it = cache_.find(run_id);
     if (it != cache_.end()) {
-      cached = std::move(it->second.first);
-      lru_.erase(it->second.second);
+      cached = std::move(it->second.instance);
+      lru_.erase(it->second.lru_position);
+      cache_bytes_ -= it->second.bytes;
       cache_.erase(it);
     }
   }
@@ -149,32 +179,57 @@ std::unique_ptr<worker::WorkflowInstance> Worker::instance_for(const v1::PollWor
     events = task.history();
     return cached;
   }
-  events = task.history();
-  if (first != 1) {
-    // Evicted, or never here: the task has only the new events. Fetch the
-    // rest and replay.
-    v1::GetHistoryRequest r;
-    *r.mutable_workflow_execution() = task.workflow_execution();
-    v1::History all;
-    do {
-      v1::GetHistoryResponse page = connection_->get_history(r, std::chrono::seconds(30));
-      for (auto& e : *page.mutable_history()->mutable_events()) {
-        if (e.event_id() < first) *all.add_events() = std::move(e);
-      }
-      r.set_next_page_token(page.next_page_token());
-    } while (!r.next_page_token().empty());
-    for (const auto& e : task.history().events()) *all.add_events() = e;
-    events = std::move(all);
+  auto instance = std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter,
+                                                             options_.panic_policy);
+  instance->set_execution(task.workflow_execution().workflow_id(), run_id);
+  instance->set_blobs(blobs_.get());
+  if (first == 1) {
+    events = task.history();
+    return instance;
   }
-  return std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter, options_.panic_policy);
+  // Evicted, or never here: the task has only the new events. Replay the
+  // rest page by page, so memory holds one page and the workflow's state,
+  // not the whole history. An activation needs the events after its
+  // WorkflowTaskStarted (its completion and commands) in the same apply(),
+  // so each page is applied up to its last WorkflowTaskStarted and the rest
+  // carried into the next.
+  v1::GetHistoryRequest r;
+  *r.mutable_workflow_execution() = task.workflow_execution();
+  r.set_maximum_page_size(options_.history_page_events);
+  v1::History carry;
+  do {
+    v1::GetHistoryResponse page = connection_->get_history(r, std::chrono::seconds(30));
+    for (auto& e : *page.mutable_history()->mutable_events()) {
+      if (e.event_id() < first) *carry.add_events() = std::move(e);
+    }
+    r.set_next_page_token(page.next_page_token());
+    int cut = carry.events_size();
+    while (cut > 0 && carry.events(cut - 1).event_type() != v1::EVENT_TYPE_WORKFLOW_TASK_STARTED) --cut;
+    if (cut > 0) --cut;  // the WorkflowTaskStarted itself waits for what follows it
+    if (cut == 0) continue;
+    v1::History ready;
+    ready.mutable_events()->Reserve(cut);
+    for (int i = 0; i < cut; ++i) *ready.add_events() = std::move(*carry.mutable_events(i));
+    carry.mutable_events()->DeleteSubrange(0, cut);
+    if (Result<worker::Activation> replayed = instance->apply(ready); !replayed) throw worker::ReplayError{replayed.status()};
+  } while (!r.next_page_token().empty());
+  for (const auto& e : task.history().events()) *carry.add_events() = e;
+  events = std::move(carry);
+  return instance;
 }
 
 void Worker::cache_put(const std::string& run_id, std::unique_ptr<worker::WorkflowInstance> instance) {
+  const size_t bytes = instance->approximate_bytes();
   std::lock_guard lock(cache_mu_);
   lru_.push_front(run_id);
-  cache_[run_id] = {std::move(instance), lru_.begin()};
-  while (static_cast<int>(cache_.size()) > options_.cache_size) {
-    cache_.erase(lru_.back());
+  cache_[run_id] = {std::move(instance), lru_.begin(), bytes};
+  cache_bytes_ += bytes;
+  // The least recently used go first; an instance larger than the whole
+  // bound is not kept at all.
+  while (static_cast<int>(cache_.size()) > options_.cache_size || cache_bytes_ > options_.cache_bytes) {
+    auto last = cache_.find(lru_.back());
+    cache_bytes_ -= last->second.bytes;
+    cache_.erase(last);
     lru_.pop_back();
   }
 }
@@ -208,24 +263,26 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
   connection_->complete_workflow_task(r);
 }
 
-void Worker::activity_loop() {
-  while (!stopping_) {
+void Worker::activity_poll_loop() {
+  while (!stopping_ && activity_pool_->wait_for_free_thread()) {
     v1::PollActivityTaskRequest poll;
     poll.mutable_task_queue()->set_name(options_.task_queue);
     poll.set_identity(options_.identity);
-    v1::PollActivityTaskResponse task;
+    auto task = std::make_shared<v1::PollActivityTaskResponse>();
     try {
-      task = connection_->poll_activity_task(poll);
+      *task = connection_->poll_activity_task(poll);
     } catch (const RpcError&) {
       back_off();
       continue;
     }
-    if (task.task_token().empty()) continue;
-    try {
-      run_activity(task);
-    } catch (const RpcError& e) {
-      std::fprintf(stderr, "reprise worker: %s\n", e.what());  // the attempt times out and is retried
-    }
+    if (task->task_token().empty()) continue;
+    activity_pool_->post([this, task] {
+      try {
+        run_activity(*task);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "reprise worker: %s\n", e.what());  // the attempt times out and is retried
+      }
+    });
   }
 }
 
@@ -255,6 +312,19 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
       throw;
     }
   }, blobs_.get());
+  {
+    std::lock_guard lock(running_mu_);
+    running_activities_.insert(&context);
+    if (activities_canceled_) context.request_cancel();  // arrived after the grace ran out
+  }
+  struct Unregister {
+    Worker& w;
+    ActivityContext* c;
+    ~Unregister() {
+      std::lock_guard lock(w.running_mu_);
+      w.running_activities_.erase(c);
+    }
+  } unregister{*this, &context};
   try {
     v1::Payloads result = runner->second(context, task.input());
     blobs_->offload(result);
@@ -265,7 +335,20 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
     connection_->complete_activity(done);
   } catch (const RpcError&) {
     throw;
-  } catch (const CanceledError&) {
+  } catch (const CanceledError& e) {
+    bool by_shutdown = false;
+    {
+      std::lock_guard lock(running_mu_);
+      by_shutdown = activities_canceled_;
+    }
+    if (by_shutdown) {
+      // Nobody canceled the activity: this worker is going away. A retryable
+      // failure lets another worker take the next attempt at once.
+      failed.mutable_failure()->set_message("worker " + options_.identity +
+                                            " shut down before the activity finished: " + e.what());
+      failed.mutable_failure()->set_source("cpp-sdk");
+      return connection_->fail_activity(failed);
+    }
     // The activity saw cancel_requested() and gave up: it ends as canceled
     // (unless the attempt is already over, which is why it was told so).
     v1::ReportActivityCanceledRequest canceled;

@@ -26,6 +26,19 @@ WorkflowInstance::WorkflowInstance(std::string workflow_type, WorkflowStarter st
   info_.workflow_type = workflow_type_;
 }
 
+size_t WorkflowInstance::approximate_bytes() const {
+  // A map node, a Pending and its shared_ptr control block, about.
+  constexpr size_t kPerPending = 256;
+  size_t bytes = sizeof(*this) + static_cast<size_t>(std::max<int64_t>(0, frames_.bytes.load()));
+  bytes += (activities_.size() + timers_.size() + children_.size() + issued_.size()) * kPerPending;
+  for (const auto& [name, waits] : signal_waits_) bytes += waits.size() * kPerPending;
+  for (const auto& [name, values] : signals_) {
+    for (const v1::Payloads& v : values) bytes += v.ByteSizeLong();
+  }
+  for (const auto& [seq, value] : recorded_side_effects_) bytes += value.ByteSizeLong();
+  return bytes;
+}
+
 WorkflowInstance::~WorkflowInstance() {
   // Branch frames hold tasks and futures of the body's state: free them first.
   for (std::coroutine_handle<> branch : branches_) branch.destroy();
@@ -103,6 +116,7 @@ Status WorkflowInstance::activate() {
                                        std::to_string(last_event_id_));
   }
   if (completion_issued_) return Status::ok();  // a task after closing (rejected close): nothing runs
+  detail::ChargeFramesTo charge(frames_);
   try {
     if (!started_) {
       started_ = true;
@@ -371,6 +385,13 @@ v1::Payload WorkflowInstance::load_payload(const v1::Payload& claim_check) {
 }
 
 Result<v1::Payloads> WorkflowInstance::query(const std::string& name) {
+  if (!started_) {
+    // No task has completed yet: run the first activation (as its pending
+    // task will) so the handlers exist; its commands are not sent.
+    replaying_ = true;
+    issued_.clear();
+    REPRISE_RETURN_IF_ERROR(activate());
+  }
   auto it = query_handlers_.find(name);
   if (it == query_handlers_.end()) {
     std::string known;

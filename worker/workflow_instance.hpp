@@ -50,6 +50,11 @@ class RunningWorkflow {
 using WorkflowStarter = std::function<std::unique_ptr<RunningWorkflow>(WorkflowContext&, const v1::Payloads& input,
                                                                        const PayloadLoader& load)>;
 
+// A replay that failed before the task's own events were reached.
+struct ReplayError {
+  Status status;
+};
+
 // What a workflow task's activation decided: the commands to send.
 struct Activation {
   std::vector<v1::Command> commands;
@@ -75,7 +80,8 @@ class WorkflowInstance final : public detail::WorkflowCore {
   // after an error the instance must be dropped.
   Result<Activation> apply(const v1::History& events);
 
-  // Runs the handler of query `name` on the state the applied history left.
+  // Runs the handler of query `name` on the state the applied history left
+  // (as of its last completed task; before the first, as the first will).
   // NOT_FOUND names the queries the workflow answers; a throwing handler is
   // INTERNAL with its message.
   Result<v1::Payloads> query(const std::string& name);
@@ -91,6 +97,10 @@ class WorkflowInstance final : public detail::WorkflowCore {
   void set_blobs(detail::Blobs* blobs) { blobs_ = blobs; }
 
   int64_t last_event_id() const { return last_event_id_; }
+  // What the instance holds in memory, roughly: its coroutine frames
+  // (counted exactly), the values it keeps, and a fixed overhead per
+  // pending operation. The worker's cache bound is in these bytes.
+  size_t approximate_bytes() const;
   bool finished() const { return closed_ || completion_issued_; }
 
   // detail::WorkflowCore
@@ -179,6 +189,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::map<std::string, bool> patch_decisions_;
   WorkflowInfo info_;
   detail::Blobs* blobs_ = nullptr;
+  detail::FrameAccount frames_;  // charged by the coroutines this workflow allocates
   std::mt19937_64 random_;  // seeded from the first run's id when the started event is applied
 };
 

@@ -166,5 +166,40 @@ TEST(SdkControl, ABugBlocksTheWorkflowOnAFailedTaskThatDescribeShows) {
   run.terminate("bug");
 }
 
+std::atomic<bool> long_job_canceled{false};
+std::string long_job(ActivityContext& ctx, int64_t) {
+  for (int i = 0; i < 1200; ++i) {
+    ctx.heartbeat(i);
+    if (ctx.cancel_requested()) {
+      long_job_canceled = true;
+      throw CanceledError("shutting down");
+    }
+    std::this_thread::sleep_for(25ms);
+  }
+  return "done";
+}
+inline constexpr Activity<&long_job> long_job_act{"long_job"};
+Workflow<std::string> long_workflow(WorkflowContext& ctx) {
+  co_return co_await ctx.execute(long_job_act, ActivityOptions::start_to_close(1min), int64_t{1});
+}
+inline constexpr WorkflowDef<&long_workflow> long_wf{"long_workflow"};
+
+TEST(SdkControl, StopGivesRunningActivitiesTheirGraceAndThenCancelsThem) {
+  TempDir dir;
+  auto connection = Connection::embedded(dir.file("grace.db"));
+  Worker worker(connection, {.task_queue = "grace", .shutdown_grace = std::chrono::milliseconds(300)});
+  worker.register_workflow(long_wf);
+  worker.register_activity(long_job_act);
+  worker.start();
+  Client client(connection);
+  auto run = client.start(long_wf, {.id = "long", .task_queue = "grace"});
+  for (int i = 0; i < 200 && run.describe().pending_activities_size() == 0; ++i) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(100ms);  // the activity is running
+  const auto stopping = std::chrono::steady_clock::now();
+  worker.stop();
+  EXPECT_TRUE(long_job_canceled) << "the activity was told to stop once the grace ran out";
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, 5s) << "stop() did not wait for the 30 s activity";
+}
+
 }  // namespace
 }  // namespace reprise

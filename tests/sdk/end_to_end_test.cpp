@@ -185,15 +185,20 @@ TEST(Sdk, AStickyTaskForAnEvictedWorkflowFetchesItsHistoryAndReplays) {
   auto connection = Connection::embedded(dir.file("evicted.db"));
   Client client(connection);
   step_runs = 0;
-  Worker worker(connection, {.task_queue = "tight", .workflow_threads = 1, .activity_threads = 1, .cache_size = 1});
+  // Pages of 5 events: every replay crosses several page boundaries.
+  Worker worker(connection, {.task_queue = "tight",
+                             .workflow_threads = 1,
+                             .activity_threads = 1,
+                             .cache_size = 1,
+                             .history_page_events = 5});
   worker.register_workflow(stepper_wf);
   worker.register_activity(step_activity);
   worker.start();
   // Two workflows take turns; a cache of one evicts each for the other.
-  auto a = client.start(stepper_wf, {.id = "a", .task_queue = "tight"}, int64_t{3});
-  auto b = client.start(stepper_wf, {.id = "b", .task_queue = "tight"}, int64_t{3});
-  EXPECT_EQ(a.result(), "123");
-  EXPECT_EQ(b.result(), "123");
+  auto a = client.start(stepper_wf, {.id = "a", .task_queue = "tight"}, int64_t{9});
+  auto b = client.start(stepper_wf, {.id = "b", .task_queue = "tight"}, int64_t{9});
+  EXPECT_EQ(a.result(), "123456789");
+  EXPECT_EQ(b.result(), "123456789");
   worker.stop();
   EXPECT_GT(step_runs.load(), 2) << "evicted workflows were replayed from fetched history";
 }
@@ -207,6 +212,14 @@ TEST(Sdk, WorkerOptionsAndRegistrationsThatCannotWorkAreClearErrors) {
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "WorkerOptions.workflow_threads must be at least 1");
   }
+  try {
+    Worker(connection, {.task_queue = "q", .cache_size = 10, .cache_bytes = 0});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "WorkerOptions.cache_bytes is 0 while cache_size is 10: set cache_size to 0 to turn caching off");
+  }
+  EXPECT_THROW(Worker(connection, {.task_queue = "q", .activity_pollers = 0}), std::invalid_argument);
   Worker worker(connection, {.task_queue = "q"});
   worker.register_activity(charge_card);
   try {

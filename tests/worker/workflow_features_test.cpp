@@ -5,6 +5,7 @@
 // the recorded history in a fresh instance and must give the same commands.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <stdexcept>
 
 #include "tests/worker/history_recorder.hpp"
@@ -127,6 +128,14 @@ Workflow<std::string> two_branches(WorkflowContext& ctx) {
 Workflow<int64_t> buggy(WorkflowContext& ctx) {
   co_await ctx.sleep(1s);
   throw std::out_of_range("index 7 of 3");
+}
+
+// Keeps 100 KB of state in its frame while it waits.
+Workflow<int64_t> big_frame(WorkflowContext& ctx) {
+  std::array<char, 100'000> scratch{};
+  scratch[7] = 1;
+  co_await ctx.sleep(1s);
+  co_return scratch[7];
 }
 
 template <auto Fn>
@@ -403,6 +412,20 @@ TEST(PanicPolicy, ABugFailsTheTaskByDefaultOrTheWorkflowWhenAsked) {
   ASSERT_TRUE(f.is_ok()) << f.status().to_string();
   ASSERT_EQ(f->commands.size(), 1u);
   EXPECT_EQ(f->commands[0].fail_workflow_execution().failure().message(), "index 7 of 3");
+}
+
+TEST(CacheAccounting, AnInstanceCountsTheCoroutineFramesItHolds) {
+  Recorder rec(to_payloads());
+  auto live = fresh<&big_frame>("big_frame");
+  const size_t before = live.approximate_bytes();
+  auto first = live.apply(rec.history());
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  EXPECT_GE(live.approximate_bytes(), before + 100'000) << "the parked frame is counted";
+  rec.completed(first->commands);
+  rec.timer_fired();
+  rec.task();
+  ASSERT_TRUE(live.apply(rec.history_from(live.last_event_id() + 1)).is_ok());
+  EXPECT_GE(live.approximate_bytes(), before + 100'000) << "a finished body keeps its frame until the instance goes";
 }
 
 }  // namespace

@@ -44,9 +44,12 @@ class ActivityContext {
     if (send_heartbeat_(to_payloads(details...))) cancel_requested_ = true;
   }
   // True once a heartbeat learned that the workflow canceled this activity
-  // or that its attempt is over (the workflow closed, it timed out). Stop
-  // and throw reprise::CanceledError to end it as canceled.
+  // or that its attempt is over (the workflow closed, it timed out), or the
+  // worker is shutting down and its grace ran out. Stop and throw
+  // reprise::CanceledError to end it as canceled.
   bool cancel_requested() const { return cancel_requested_; }
+  // For the worker: the activity is asked to stop (shutdown grace ran out).
+  void request_cancel() { cancel_requested_ = true; }
 
   // The details of the previous attempt's last heartbeat, if any.
   template <Serializable T>

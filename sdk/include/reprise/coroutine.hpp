@@ -3,10 +3,13 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <type_traits>
 #include <utility>
 #include <variant>
+
+#include "reprise/detail/frame_account.hpp"
 
 namespace reprise {
 
@@ -39,6 +42,8 @@ template <typename T = void>
 class [[nodiscard]] Workflow {
  public:
   struct promise_type : detail::ResultSlot<T> {
+    static void* operator new(std::size_t size) { return detail::allocate_frame(size); }
+    static void operator delete(void* frame, std::size_t size) { detail::free_frame(frame, size); }
     bool finished = false;
     Workflow get_return_object() { return Workflow(std::coroutine_handle<promise_type>::from_promise(*this)); }
     std::suspend_always initial_suspend() noexcept { return {}; }
@@ -87,6 +92,8 @@ class [[nodiscard]] Task {
  public:
   using value_type = T;
   struct promise_type : detail::ResultSlot<T> {
+    static void* operator new(std::size_t size) { return detail::allocate_frame(size); }
+    static void operator delete(void* frame, std::size_t size) { detail::free_frame(frame, size); }
     std::coroutine_handle<> continuation;
     Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
     std::suspend_always initial_suspend() noexcept { return {}; }
@@ -131,6 +138,8 @@ namespace detail {
 // which destroys its frame when it finishes or when the workflow goes away.
 struct Branch {
   struct promise_type {
+    static void* operator new(std::size_t size) { return detail::allocate_frame(size); }
+    static void operator delete(void* frame, std::size_t size) { detail::free_frame(frame, size); }
     Branch get_return_object() { return Branch{std::coroutine_handle<promise_type>::from_promise(*this)}; }
     std::suspend_always initial_suspend() noexcept { return {}; }
     std::suspend_always final_suspend() noexcept { return {}; }

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "reprise/activity.hpp"
 #include "reprise/client.hpp"
 #include "reprise/workflow.hpp"
+#include "worker/task_pool.hpp"
 #include "worker/workflow_instance.hpp"
 
 namespace reprise {
@@ -39,11 +41,18 @@ struct WorkerOptions {
   std::string task_queue{};
   int workflow_threads = 2;
   int activity_threads = 4;
+  // Long-polls kept open for each kind of task (plus one for the sticky
+  // queue). A poller asks only while a thread of its pool is free.
+  int workflow_pollers = 2;
+  int activity_pollers = 2;
   std::string identity{};  // "" = host name and process id
   // Workflows kept in memory between their tasks (sticky execution): their
   // next task comes to this worker with only the new events and needs no
   // replay. 0 turns caching off.
   int cache_size = 1000;
+  // ... and the memory they may hold in all (coroutine frames and the
+  // values they keep), least recently used evicted first.
+  size_t cache_bytes = size_t{256} << 20;
   // What a bug in workflow code (an exception that is not a workflow
   // outcome) does: fail the task, so the workflow waits for a fix and
   // resumes when the fixed code is deployed, or fail the workflow.
@@ -51,6 +60,12 @@ struct WorkerOptions {
   // Claim-check payloads fetched for workflows and activities are kept up
   // to this many bytes for the next reader.
   size_t blob_cache_bytes = 64 << 20;
+  // stop() lets running activities finish for this long, then tells them to
+  // cancel (ActivityContext::cancel_requested) and waits for them to return.
+  std::chrono::milliseconds shutdown_grace{10'000};
+  // Events per page when a cache miss replays history (0: the server's
+  // default of 1000); memory holds one page at a time.
+  int history_page_events = 0;
 };
 
 class Worker {
@@ -70,7 +85,10 @@ class Worker {
   }
 
   void start();
-  // Stops polling and waits for the tasks in hand to finish.
+  // Stops polling, finishes the workflow tasks in hand, gives running
+  // activities `shutdown_grace` to finish and then cancels them. Returns
+  // once every thread has ended (a poll in flight ends by the server's
+  // poll timeout).
   void stop();
 
  private:
@@ -80,12 +98,14 @@ class Worker {
 
   void add_workflow(const std::string& name, worker::WorkflowStarter starter);
   void add_activity(const std::string& name, ActivityRunner runner);
-  void workflow_loop(const std::string& queue);
-  void activity_loop();
+  void workflow_poll_loop(const std::string& queue);
+  void activity_poll_loop();
   void run_workflow_task(const v1::PollWorkflowTaskResponse& task);
   void answer_query(const v1::PollWorkflowTaskResponse& task);
-  // The instance for a task: the cached one if the task continues it, else
-  // a fresh one fed the whole history (fetched when the task has only part).
+  // The instance for a task and the events it must still apply: the cached
+  // one if the task continues it, else a fresh one that has replayed the
+  // history before the task's events (fetched page by page when the task
+  // has only part). Throws worker::ReplayError when that replay fails.
   std::unique_ptr<worker::WorkflowInstance> instance_for(const v1::PollWorkflowTaskResponse& task,
                                                          const worker::WorkflowStarter& starter, v1::History& events);
   void cache_put(const std::string& run_id, std::unique_ptr<worker::WorkflowInstance> instance);
@@ -99,9 +119,21 @@ class Worker {
   std::string sticky_queue_;  // this worker's own queue for the workflows it caches
   std::mutex cache_mu_;
   std::list<std::string> lru_;  // most recent first
-  std::map<std::string, std::pair<std::unique_ptr<worker::WorkflowInstance>, std::list<std::string>::iterator>> cache_;
+  struct Cached {
+    std::unique_ptr<worker::WorkflowInstance> instance;
+    std::list<std::string>::iterator lru_position;
+    size_t bytes = 0;  // as of when it was put back
+  };
+  std::map<std::string, Cached> cache_;
+  size_t cache_bytes_ = 0;
   std::atomic<bool> stopping_{false};
-  std::vector<std::thread> threads_;
+  std::unique_ptr<worker::TaskPool> workflow_pool_;
+  std::unique_ptr<worker::TaskPool> activity_pool_;
+  std::vector<std::thread> pollers_;
+  // Running activities, to cancel when the shutdown grace runs out.
+  std::mutex running_mu_;
+  std::set<ActivityContext*> running_activities_;
+  bool activities_canceled_ = false;
 };
 
 template <auto Fn>
