@@ -1,5 +1,6 @@
 // reprise-demo: the main job of `./run demo`. Starts reprise-server on a
-// SQLite file and a worker built with the C++ SDK, runs three typed
+// SQLite file and a worker built with the C++ SDK, runs the examples
+// (examples/README.md) and checks their outcomes, then three more typed
 // workflows — an activity, an activity that fails twice and is retried, a
 // durable timer — kills the server with SIGKILL while the timer is pending,
 // restarts it on the same file and address, and shows that the workflow
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "child_process.hpp"
+#include "examples/examples.hpp"
 #include "history/event_builder.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"
@@ -22,12 +24,6 @@ using namespace std::chrono_literals;
 namespace {
 
 // --- activities: plain functions, run on the worker's activity pool ---
-
-std::string greet(ActivityContext& ctx, std::string name) {
-  std::printf("[worker] %s: activity 'greet' attempt %d\n", ctx.info().workflow_id.c_str(), ctx.info().attempt);
-  return "Hello, " + name + "!";
-}
-inline constexpr Activity<&greet> greet_activity{"greet"};
 
 std::string charge(ActivityContext& ctx, std::string order) {
   if (ctx.info().attempt < 3) {
@@ -42,11 +38,6 @@ std::string charge(ActivityContext& ctx, std::string order) {
 inline constexpr Activity<&charge> charge_activity{"charge"};
 
 // --- workflows: coroutines, replayed from history on every task ---
-
-Workflow<std::string> hello(WorkflowContext& ctx, std::string name) {
-  co_return co_await ctx.execute(greet_activity, ActivityOptions::start_to_close(10s), name);
-}
-inline constexpr WorkflowDef<&hello> hello_wf{"hello"};
 
 Workflow<std::string> payment(WorkflowContext& ctx, std::string order) {
   auto options = ActivityOptions::start_to_close(10s).retry_initial_interval(200ms).maximum_attempts(5);
@@ -127,15 +118,17 @@ int main(int argc, char** argv) {
   auto server = start_server(binary, db, address);
   auto connection = Connection::remote(address);
   Worker worker(connection, {.task_queue = "demo", .workflow_threads = 2, .activity_threads = 2});
-  worker.register_workflow(hello_wf);
+  examples::register_all(worker);
   worker.register_workflow(payment_wf);
   worker.register_workflow(reminder_wf);
-  worker.register_activity(greet_activity);
   worker.register_activity(charge_activity);
   worker.start();
 
   Client client(connection);
-  auto hello_run = client.start(hello_wf, {.id = "hello-1", .task_queue = "demo"}, std::string("world"));
+  std::printf("\n[demo] the examples (examples/README.md), each checked:\n");
+  const bool examples_ok = examples::run_all(client, "demo", "example-", stdout);
+  std::printf("\n[demo] retries, a durable timer and a server crash:\n");
+  auto hello_run = client.start(examples::hello_wf, {.id = "hello-1", .task_queue = "demo"}, std::string("world"));
   auto payment_run = client.start(payment_wf, {.id = "payment-1", .task_queue = "demo"}, std::string("order-42"));
   auto reminder_run = client.start(reminder_wf, {.id = "reminder-1", .task_queue = "demo"}, std::string("dentist"));
   std::printf("[client] started hello-1, payment-1, reminder-1\n");
@@ -154,6 +147,7 @@ int main(int argc, char** argv) {
   for (const char* id : {"hello-1", "payment-1", "reminder-1"}) print_history(*connection, id);
   server->kill(SIGTERM);
   server->wait();
-  std::printf("\n[demo] done: 3 workflows, one server crash, nothing lost (db %s)\n", db.c_str());
-  return hello_ok && payment_ok && reminder_ok ? 0 : 1;
+  std::printf("\n[demo] done: %s; 3 more workflows through one server crash, nothing lost (db %s)\n",
+              examples_ok ? "every example ended as it should" : "SOME EXAMPLES FAILED", db.c_str());
+  return examples_ok && hello_ok && payment_ok && reminder_ok ? 0 : 1;
 }

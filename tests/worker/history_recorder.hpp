@@ -166,4 +166,25 @@ class Recorder {
   int64_t last_child_ = 0;
 };
 
+// Records `steps` rounds of a workflow that sleeps once per round, running
+// the workflow live round by round (as a sticky worker would): 5 events a
+// round, so 2,000 rounds make a 10,000-event history.
+template <typename Instance>
+Recorder record_sleeper(Instance& live, int steps) {
+  Recorder rec(v1::Payloads{});
+  for (int i = 0; i <= steps; ++i) {
+    auto r = live.apply(rec.history_from(live.last_event_id() + 1));
+    if (!r.is_ok()) {
+      ADD_FAILURE() << r.status().to_string();
+      break;
+    }
+    rec.completed(r->commands);
+    if (i < steps) {
+      rec.timer_fired();
+      rec.task();
+    }
+  }
+  return rec;
+}
+
 }  // namespace reprise

@@ -130,6 +130,12 @@ Workflow<int64_t> buggy(WorkflowContext& ctx) {
   throw std::out_of_range("index 7 of 3");
 }
 
+Workflow<int64_t> sleeper(WorkflowContext& ctx) {
+  int64_t rounds = 0;
+  for (; rounds < 2000; ++rounds) co_await ctx.sleep(1s);
+  co_return rounds;
+}
+
 // Keeps 100 KB of state in its frame while it waits.
 Workflow<int64_t> big_frame(WorkflowContext& ctx) {
   std::array<char, 100'000> scratch{};
@@ -412,6 +418,19 @@ TEST(PanicPolicy, ABugFailsTheTaskByDefaultOrTheWorkflowWhenAsked) {
   ASSERT_TRUE(f.is_ok()) << f.status().to_string();
   ASSERT_EQ(f->commands.size(), 1u);
   EXPECT_EQ(f->commands[0].fail_workflow_execution().failure().message(), "index 7 of 3");
+}
+
+TEST(Replay, ATenThousandEventHistoryReplaysToTheSameEnd) {
+  auto live = fresh<&sleeper>("sleeper");
+  const Recorder rec = record_sleeper(live, 2000);
+  const v1::History history = rec.history();
+  ASSERT_GE(history.events_size(), 10'000);
+  ASSERT_TRUE(history.events(history.events_size() - 1).has_workflow_execution_completed());
+  auto replayed = fresh<&sleeper>("sleeper");
+  auto r = replayed.apply(history);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_TRUE(r->commands.empty());
+  EXPECT_TRUE(replayed.finished());
 }
 
 TEST(CacheAccounting, AnInstanceCountsTheCoroutineFramesItHolds) {
