@@ -43,7 +43,7 @@ Worker::Worker(std::shared_ptr<Connection> connection, WorkerOptions options)
 Worker::~Worker() { stop(); }
 
 void Worker::add_workflow(const std::string& name, worker::WorkflowStarter starter) {
-  if (!workflows_.emplace(name, std::move(starter)).second) {
+  if (!workflows_.emplace(name, std::make_shared<const worker::WorkflowStarter>(std::move(starter))).second) {
     throw std::invalid_argument("workflow '" + name + "' is already registered with this worker");
   }
 }
@@ -160,7 +160,7 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
 }
 
 std::unique_ptr<worker::WorkflowInstance> Worker::instance_for(const v1::PollWorkflowTaskResponse& task,
-                                                               const worker::WorkflowStarter& starter,
+                                                               std::shared_ptr<const worker::WorkflowStarter> starter,
                                                                v1::History& events) {
   const std::string& run_id = task.workflow_execution().run_id();
   const int64_t first = task.history().events_size() > 0 ? task.history().events(0).event_id() : 1;

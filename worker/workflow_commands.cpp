@@ -81,10 +81,11 @@ std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string
   pending->name = name;
   pending->cancellable = cancellable;
   pending->core = this;
-  auto& received = signals_[name];
-  if (!received.empty()) {
-    pending->result = std::move(received.front());
-    received.pop_front();
+  auto received = signals_.find(name);
+  if (received != signals_.end() && !received->second.empty()) {
+    pending->result = std::move(received->second.front());
+    received->second.pop_front();
+    if (received->second.empty()) signals_.erase(received);
     pending->ready = true;
   } else if (cancellable && cancel_requested_) {
     resolve_canceled(pending);

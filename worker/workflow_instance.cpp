@@ -21,9 +21,15 @@ bool is_workflow_outcome(const std::exception& e) {
 
 }  // namespace
 
-WorkflowInstance::WorkflowInstance(std::string workflow_type, WorkflowStarter starter, PanicPolicy panic)
+WorkflowInstance::WorkflowInstance(std::string workflow_type, std::shared_ptr<const WorkflowStarter> starter,
+                                   PanicPolicy panic)
     : workflow_type_(std::move(workflow_type)), starter_(std::move(starter)), panic_(panic), context_(*this) {
   info_.workflow_type = workflow_type_;
+}
+
+uint64_t WorkflowInstance::next_random() {
+  if (!random_) random_ = std::make_unique<std::mt19937_64>(random_seed_);
+  return (*random_)();
 }
 
 size_t WorkflowInstance::approximate_bytes() const {
@@ -31,6 +37,7 @@ size_t WorkflowInstance::approximate_bytes() const {
   constexpr size_t kPerPending = 256;
   size_t bytes = sizeof(*this) + static_cast<size_t>(std::max<int64_t>(0, frames_.bytes.load()));
   bytes += (activities_.size() + timers_.size() + children_.size() + issued_.size()) * kPerPending;
+  if (random_) bytes += sizeof(*random_);
   for (const auto& [name, waits] : signal_waits_) bytes += waits.size() * kPerPending;
   for (const auto& [name, values] : signals_) {
     for (const v1::Payloads& v : values) bytes += v.ByteSizeLong();
@@ -120,7 +127,8 @@ Status WorkflowInstance::activate() {
   try {
     if (!started_) {
       started_ = true;
-      body_ = starter_(context_, input_, [this](const v1::Payload& p) { return load_payload(p); });
+      body_ = (*starter_)(context_, input_, [this](const v1::Payload& p) { return load_payload(p); });
+      v1::Payloads().Swap(&input_);  // decoded into the body's frame; not needed again
       ready_.push_back(body_->handle());
     }
     if (cancel_requested_ && !cancel_delivered_) deliver_cancel_request();
@@ -246,7 +254,7 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
       for (unsigned char c : e.workflow_execution_started().original_execution_run_id()) {
         seed = (seed ^ c) * 1099511628211ull;
       }
-      random_.seed(seed);
+      random_seed_ = seed;
       return Status::ok();
     }
     case v1::HistoryEvent::kActivityTaskCompleted:

@@ -16,7 +16,7 @@
 #pragma once
 
 #include <coroutine>
-#include <deque>
+#include <list>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,7 +70,12 @@ enum class PanicPolicy {
 
 class WorkflowInstance final : public detail::WorkflowCore {
  public:
-  WorkflowInstance(std::string workflow_type, WorkflowStarter starter, PanicPolicy panic = PanicPolicy::kFailTask);
+  // The starter is shared by every instance of the type (a worker holds
+  // thousands of instances; each copy of a std::function costs a heap block).
+  WorkflowInstance(std::string workflow_type, std::shared_ptr<const WorkflowStarter> starter,
+                   PanicPolicy panic = PanicPolicy::kFailTask);
+  WorkflowInstance(std::string workflow_type, WorkflowStarter starter, PanicPolicy panic = PanicPolicy::kFailTask)
+      : WorkflowInstance(std::move(workflow_type), std::make_shared<const WorkflowStarter>(std::move(starter)), panic) {}
   ~WorkflowInstance() override;
   WorkflowInstance(const WorkflowInstance&) = delete;
 
@@ -121,7 +126,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   void set_query_handler(const std::string& name, std::function<v1::Payloads()> handler) override {
     query_handlers_[name] = std::move(handler);
   }
-  uint64_t next_random() override { return random_(); }
+  uint64_t next_random() override;
   TimePoint now() const override { return now_; }
   bool replaying() const override { return replaying_; }
   const WorkflowInfo& info() const override { return info_; }
@@ -154,7 +159,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   void reap_finished_branches();
 
   std::string workflow_type_;
-  WorkflowStarter starter_;
+  std::shared_ptr<const WorkflowStarter> starter_;
   PanicPolicy panic_;
   WorkflowContext context_;
   std::unique_ptr<RunningWorkflow> body_;
@@ -173,16 +178,18 @@ class WorkflowInstance final : public detail::WorkflowCore {
   int64_t timer_seq_ = 0;
   int64_t child_seq_ = 0;
   int64_t side_effect_seq_ = 0;
-  std::deque<Issued> issued_;  // issued by the code, not yet seen in history
-  std::deque<std::coroutine_handle<>> ready_;
+  std::list<Issued> issued_;  // issued by the code, not yet seen in history
+  // Lists, not deques: an empty std::deque allocates ~600 bytes, and a
+  // parked workflow's memory is what the cache bound is about.
+  std::list<std::coroutine_handle<>> ready_;
   // Work history has recorded, until its outcome arrives (a canceled one
   // stays until then too, so the late outcome is recognized).
   std::map<int64_t, std::shared_ptr<detail::Pending>> activities_;  // by scheduled event id
   std::map<std::string, std::shared_ptr<detail::Pending>> timers_;  // by timer id
   std::map<int64_t, std::shared_ptr<detail::Pending>> children_;    // by initiated event id
   // Signals received and not yet taken, and waits not yet answered, by name.
-  std::map<std::string, std::deque<v1::Payloads>> signals_;
-  std::map<std::string, std::deque<std::shared_ptr<detail::Pending>>> signal_waits_;
+  std::map<std::string, std::list<v1::Payloads>> signals_;
+  std::map<std::string, std::list<std::shared_ptr<detail::Pending>>> signal_waits_;
   std::map<std::string, std::function<v1::Payloads()>> query_handlers_;
   std::map<int64_t, v1::Payloads> recorded_side_effects_;  // by sequence number
   std::set<std::string> recorded_patches_;
@@ -190,7 +197,10 @@ class WorkflowInstance final : public detail::WorkflowCore {
   WorkflowInfo info_;
   detail::Blobs* blobs_ = nullptr;
   detail::FrameAccount frames_;  // charged by the coroutines this workflow allocates
-  std::mt19937_64 random_;  // seeded from the first run's id when the started event is applied
+  // Seeded from the first run's id when the started event is applied; the
+  // 2.5 KB generator is made when the code first draws.
+  uint64_t random_seed_ = 0;
+  std::unique_ptr<std::mt19937_64> random_;
 };
 
 // Adapts `Workflow<R> fn(WorkflowContext&, Args...)` to a WorkflowStarter.

@@ -107,14 +107,15 @@ class Worker {
   // history before the task's events (fetched page by page when the task
   // has only part). Throws worker::ReplayError when that replay fails.
   std::unique_ptr<worker::WorkflowInstance> instance_for(const v1::PollWorkflowTaskResponse& task,
-                                                         const worker::WorkflowStarter& starter, v1::History& events);
+                                                         std::shared_ptr<const worker::WorkflowStarter> starter,
+                                                         v1::History& events);
   void cache_put(const std::string& run_id, std::unique_ptr<worker::WorkflowInstance> instance);
   void run_activity(const v1::PollActivityTaskResponse& task);
 
   std::shared_ptr<Connection> connection_;
   WorkerOptions options_;
   std::unique_ptr<detail::Blobs> blobs_;
-  std::map<std::string, worker::WorkflowStarter> workflows_;
+  std::map<std::string, std::shared_ptr<const worker::WorkflowStarter>> workflows_;
   std::map<std::string, ActivityRunner> activities_;
   std::string sticky_queue_;  // this worker's own queue for the workflows it caches
   std::mutex cache_mu_;

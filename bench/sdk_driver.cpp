@@ -1,0 +1,218 @@
+// sdk_driver: the SDK and worker end to end on this machine.
+//
+//   sdk_driver --server PATH/reprise-server hello [--seconds 5] [--rounds 3] [--levels 1,8,64]
+//       hello workflows (one activity) per second through a real Worker and
+//       Client, remote (server process on loopback) and embedded (engine in
+//       this process), levels and modes interleaved across rounds; median
+//       and min–max over rounds, p50/p99 start-to-close latency.
+//   sdk_driver --server PATH/reprise-server parked [--count 10000]
+//       memory per cached parked workflow: `count` workflows waiting on a
+//       signal in one worker; this process's RSS growth divided by count.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "child_process.hpp"
+#include "reprise/client.hpp"
+#include "reprise/worker.hpp"
+#include "store_test_util.hpp"
+
+using namespace reprise;
+using namespace std::chrono_literals;
+using Steady = std::chrono::steady_clock;
+
+namespace {
+
+std::string greet(ActivityContext&, std::string name) { return "Hello, " + name; }
+inline constexpr Activity<&greet> greet_activity{"greet"};
+Workflow<std::string> hello(WorkflowContext& ctx, std::string name) {
+  co_return co_await ctx.execute(greet_activity, ActivityOptions::start_to_close(10s), name);
+}
+inline constexpr WorkflowDef<&hello> hello_wf{"hello"};
+
+std::atomic<int64_t> parked{0};
+inline constexpr Signal<int64_t> wake{"wake"};
+Workflow<int64_t> park(WorkflowContext& ctx) {
+  ++parked;
+  co_return co_await ctx.wait(wake);
+}
+inline constexpr WorkflowDef<&park> park_wf{"park"};
+
+std::unique_ptr<engine::testing::ChildProcess> start_server(const std::string& binary, const std::string& db,
+                                                            std::string& address) {
+  auto p = std::make_unique<engine::testing::ChildProcess>(std::vector<std::string>{
+      binary, "--db", db, "--listen", "127.0.0.1:0", "--poll-timeout-ms", "2000", "--log-level", "warn"});
+  std::string line;
+  std::smatch m;
+  if (!p->read_line(line) || !std::regex_search(line, m, std::regex("listening on (\\S+)"))) {
+    std::fprintf(stderr, "sdk_driver: the server did not start\n");
+    std::exit(1);
+  }
+  address = m[1].str();
+  return p;
+}
+
+int64_t rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+struct Level {
+  double per_second = 0;
+  double p50_ms = 0, p99_ms = 0;
+};
+
+Level run_level(Client& client, int concurrency, int seconds, const std::string& tag) {
+  std::atomic<int64_t> done{0};
+  std::mutex mu;
+  std::vector<double> latencies;
+  const auto end = Steady::now() + std::chrono::seconds(seconds);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < concurrency; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<double> mine;
+      for (int64_t i = 0; Steady::now() < end; ++i) {
+        const auto start = Steady::now();
+        const std::string id = tag + "-" + std::to_string(t) + "-" + std::to_string(i);
+        client.execute(hello_wf, {.id = id, .task_queue = "bench"}, std::string("bench"));
+        mine.push_back(std::chrono::duration<double, std::milli>(Steady::now() - start).count());
+        ++done;
+      }
+      std::lock_guard lock(mu);
+      latencies.insert(latencies.end(), mine.begin(), mine.end());
+    });
+  }
+  const auto started = Steady::now();
+  for (auto& th : threads) th.join();
+  const double elapsed = std::chrono::duration<double>(Steady::now() - started).count();
+  std::sort(latencies.begin(), latencies.end());
+  Level l;
+  l.per_second = static_cast<double>(done) / elapsed;
+  if (!latencies.empty()) {
+    l.p50_ms = latencies[latencies.size() / 2];
+    l.p99_ms = latencies[std::min(latencies.size() - 1, latencies.size() * 99 / 100)];
+  }
+  return l;
+}
+
+int hello_mode(const std::string& server_binary, int seconds, int rounds, const std::vector<int>& levels) {
+  engine::testing::TempDir dir;
+  std::string address;
+  auto server = start_server(server_binary, dir.file("remote.db"), address);
+  std::map<std::string, std::shared_ptr<Connection>> connections{
+      {"remote", Connection::remote(address)}, {"embedded", Connection::embedded(dir.file("embedded.db"))}};
+  std::map<std::string, std::unique_ptr<Worker>> workers;
+  for (auto& [mode, connection] : connections) {
+    auto w = std::make_unique<Worker>(connection, WorkerOptions{.task_queue = "bench",
+                                                                .workflow_threads = 2,
+                                                                .activity_threads = 2,
+                                                                .workflow_pollers = 2,
+                                                                .activity_pollers = 2});
+    w->register_workflow(hello_wf);
+    w->register_activity(greet_activity);
+    w->start();
+    workers[mode] = std::move(w);
+  }
+  std::map<std::string, std::vector<Level>> results;
+  int tag = 0;
+  for (int round = 0; round < rounds; ++round) {
+    for (int level : levels) {
+      for (auto& [mode, connection] : connections) {
+        Client client(connection);
+        results[mode + " " + std::to_string(level)].push_back(
+            run_level(client, level, seconds, "r" + std::to_string(tag++)));
+      }
+    }
+  }
+  std::printf("%-14s %26s %10s %10s\n", "mode level", "workflows/s median [min-max]", "p50 ms", "p99 ms");
+  for (auto& [key, runs] : results) {
+    std::vector<double> rates;
+    for (const Level& l : runs) rates.push_back(l.per_second);
+    std::sort(rates.begin(), rates.end());
+    const Level& mid = *std::find_if(runs.begin(), runs.end(),
+                                     [&](const Level& l) { return l.per_second == rates[rates.size() / 2]; });
+    std::printf("%-14s %10.0f [%5.0f-%5.0f] %10.1f %10.1f\n", key.c_str(), rates[rates.size() / 2], rates.front(),
+                rates.back(), mid.p50_ms, mid.p99_ms);
+  }
+  for (auto& [mode, w] : workers) w->stop();
+  server->kill(SIGTERM);
+  server->wait();
+  return 0;
+}
+
+int parked_mode(const std::string& server_binary, int64_t count) {
+  engine::testing::TempDir dir;
+  std::string address;
+  auto server = start_server(server_binary, dir.file("parked.db"), address);
+  auto connection = Connection::remote(address);
+  Worker worker(connection, {.task_queue = "park",
+                             .workflow_threads = 2,
+                             .activity_threads = 1,
+                             .cache_size = static_cast<int>(count) + 1000,
+                             .cache_bytes = size_t{16} << 30});
+  worker.register_workflow(park_wf);
+  worker.start();
+  Client client(connection);
+  // Warm up: the allocator's and gRPC's own growth should not count.
+  for (int i = 0; i < 200; ++i) client.start(park_wf, {.id = "warm-" + std::to_string(i), .task_queue = "park"});
+  while (parked < 200) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(500ms);
+  const int64_t before = rss_bytes();
+  const auto started = Steady::now();
+  std::vector<std::thread> starters;
+  for (int t = 0; t < 8; ++t) {
+    starters.emplace_back([&, t] {
+      for (int64_t i = t; i < count; i += 8) {
+        client.start(park_wf, {.id = "park-" + std::to_string(i), .task_queue = "park"});
+      }
+    });
+  }
+  for (auto& s : starters) s.join();
+  while (parked < count + 200) std::this_thread::sleep_for(50ms);
+  std::this_thread::sleep_for(500ms);
+  const int64_t after = rss_bytes();
+  std::printf("parked %lld workflows in %.1f s; RSS %lld -> %lld MiB; %.0f bytes per parked workflow\n",
+              static_cast<long long>(count), std::chrono::duration<double>(Steady::now() - started).count(),
+              static_cast<long long>(before >> 20), static_cast<long long>(after >> 20),
+              static_cast<double>(after - before) / static_cast<double>(count));
+  worker.stop();
+  server->kill(SIGTERM);
+  server->wait();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string server, mode;
+  int seconds = 5, rounds = 3;
+  int64_t count = 10000;
+  std::vector<int> levels = {1, 8, 64};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (arg == "--server") server = value();
+    else if (arg == "--seconds") seconds = std::stoi(value());
+    else if (arg == "--rounds") rounds = std::stoi(value());
+    else if (arg == "--count") count = std::stoll(value());
+    else if (arg == "--levels") {
+      levels.clear();
+      std::stringstream list(value());
+      for (std::string item; std::getline(list, item, ',');) levels.push_back(std::stoi(item));
+    } else mode = arg;
+  }
+  if (server.empty() || (mode != "hello" && mode != "parked")) {
+    std::fprintf(stderr, "usage: sdk_driver --server PATH/reprise-server hello|parked [options]\n");
+    return 2;
+  }
+  return mode == "hello" ? hello_mode(server, seconds, rounds, levels) : parked_mode(server, count);
+}
