@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "history/proto_time.hpp"
 #include "reprise/detail/failure.hpp"
 
 namespace reprise {
@@ -296,8 +297,21 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
     failed.mutable_failure()->set_message("activity '" + type + "' is not registered with worker " + options_.identity);
     return connection_->fail_activity(failed);
   }
-  ActivityInfo info{task.workflow_execution().workflow_id(), task.workflow_execution().run_id(), task.activity_id(),
-                    type, task.attempt()};
+  ActivityInfo info{.workflow_id = task.workflow_execution().workflow_id(),
+                    .run_id = task.workflow_execution().run_id(),
+                    .activity_id = task.activity_id(),
+                    .activity_type = type,
+                    .attempt = task.attempt(),
+                    .scheduled_time = to_time(task.scheduled_time()),
+                    .started_time = to_time(task.started_time()),
+                    .heartbeat_timeout = to_nanos(task.heartbeat_timeout())};
+  auto bound = [&](TimePoint from, const google::protobuf::Duration& timeout) {
+    if (to_nanos(timeout).count() <= 0) return;
+    const TimePoint at = from + to_nanos(timeout);
+    if (!info.deadline || at < *info.deadline) info.deadline = at;
+  };
+  bound(info.started_time, task.start_to_close_timeout());
+  bound(info.scheduled_time, task.schedule_to_close_timeout());
   ActivityContext context(std::move(info), task.heartbeat_details(), [&](const v1::Payloads& details) {
     v1::HeartbeatActivityRequest r;
     r.set_task_token(task.task_token());

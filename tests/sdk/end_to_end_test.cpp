@@ -26,6 +26,9 @@ std::string charge(ActivityContext& ctx, Order order) {
     ctx.heartbeat(std::string("reserved"));
     throw std::runtime_error("card network timeout");  // retryable
   }
+  if (!ctx.info().deadline || *ctx.info().deadline <= ctx.info().started_time) {
+    throw ApplicationError("NoDeadline", "a start-to-close timeout must give the attempt a deadline", true);
+  }
   return "receipt-" + order.id + "-" + ctx.last_heartbeat<std::string>().value_or("none");
 }
 inline constexpr Activity<&charge> charge_card{"charge"};

@@ -80,7 +80,7 @@ Workflow<std::string> introspect(WorkflowContext& ctx) {
 Workflow<void> chatty(WorkflowContext& ctx) {
   ctx.log("charging \"order 1\"");
   co_await ctx.sleep(1s);
-  ctx.log("done");
+  ctx.logger().warn("done");
 }
 
 // What `run` wrote to stderr.
@@ -302,7 +302,7 @@ TEST(WorkflowInstance, LogLinesAreWrittenOnceNotOnReplay) {
   auto replayed = fresh(worker::make_starter<&chatty>("chatty"));
   replayed.set_execution("wf-log", "run-1");
   const std::string replay_output = stderr_of([&] { ASSERT_TRUE(replayed.apply(rec.history()).is_ok()); });
-  EXPECT_EQ(replay_output, "level=info workflow_id=wf-log run_id=run-1 msg=\"done\"\n")
+  EXPECT_EQ(replay_output, "level=warn workflow_id=wf-log run_id=run-1 msg=\"done\"\n")
       << "the first line was not repeated";
 }
 

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
 
+#include "history/clock.hpp"
 #include "reprise/codec.hpp"
 #include "reprise/detail/blobs.hpp"
 #include "reprise/v1/common.pb.h"
@@ -16,11 +18,17 @@
 namespace reprise {
 
 struct ActivityInfo {
-  std::string workflow_id;
-  std::string run_id;
-  std::string activity_id;
-  std::string activity_type;
+  std::string workflow_id{};
+  std::string run_id{};
+  std::string activity_id{};
+  std::string activity_type{};
   int attempt = 1;
+  TimePoint scheduled_time{};  // of this attempt
+  TimePoint started_time{};
+  // When the attempt times out (the earlier of start-to-close and
+  // schedule-to-close); nullopt when neither applies.
+  std::optional<TimePoint> deadline{};
+  std::chrono::nanoseconds heartbeat_timeout{0};  // 0: none
 };
 
 class ActivityContext {

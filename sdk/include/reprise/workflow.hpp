@@ -51,6 +51,28 @@ class [[nodiscard]] ContinueAsNew {
   v1::ContinueAsNewWorkflowExecutionCommandAttributes attributes_;
 };
 
+// Replay-aware logging: a line per call the first time the code runs,
+// nothing while it replays (so a line is written once per execution).
+class WorkflowLogger {
+ public:
+  explicit WorkflowLogger(const detail::WorkflowCore& core) : core_(core) {}
+  void info(const std::string& message) const { write("info", message); }
+  void warn(const std::string& message) const { write("warn", message); }
+  void error(const std::string& message) const { write("error", message); }
+
+ private:
+  void write(const char* level, const std::string& message) const {
+    if (core_.replaying()) return;
+    const WorkflowInfo& i = core_.info();
+    std::string line = std::string("level=") + level + " workflow_id=" + i.workflow_id + " run_id=" + i.run_id +
+                       " msg=\"";
+    for (char c : message) line += c == '"' ? std::string("\\\"") : c == '\n' ? std::string("\\n") : std::string(1, c);
+    line += "\"\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  }
+  const detail::WorkflowCore& core_;
+};
+
 namespace detail {
 
 // Encodes call arguments as the function's declared parameter types, so a
@@ -199,16 +221,11 @@ class WorkflowContext {
 
   const WorkflowInfo& info() const { return core_.info(); }
 
-  // Writes `message` to stderr as a logfmt line with the workflow's ids, but
-  // only when the code runs for the first time, not while it replays.
-  void log(const std::string& message) const {
-    if (core_.replaying()) return;
-    const WorkflowInfo& i = core_.info();
-    std::string line = "level=info workflow_id=" + i.workflow_id + " run_id=" + i.run_id + " msg=\"";
-    for (char c : message) line += c == '"' ? std::string("\\\"") : c == '\n' ? std::string("\\n") : std::string(1, c);
-    line += "\"\n";
-    std::fwrite(line.data(), 1, line.size(), stderr);
-  }
+  // A logger that writes logfmt lines with the workflow's ids to stderr,
+  // but only when the code runs for the first time, not while it replays.
+  WorkflowLogger logger() const { return WorkflowLogger(core_); }
+  // logger().info(message).
+  void log(const std::string& message) const { logger().info(message); }
 
   // Workflow time: when the current workflow task started (the same on replay).
   TimePoint now() const { return core_.now(); }
