@@ -151,12 +151,22 @@ class Client {
   template <auto Fn, typename... Args>
   WorkflowHandle<typename WorkflowDef<Fn>::result_type> start(const WorkflowDef<Fn>& workflow,
                                                               const StartOptions& options, Args&&... args) {
+    using Params = typename WorkflowDef<Fn>::signature::args;
+    constexpr bool matches = detail::call_matches<Params, Args&&...>::value;
+    static_assert(matches,
+                  "reprise: client.start: the arguments do not match the workflow's parameters "
+                  "(the error below names the workflow, what it expects and what it was called with)");
+    if constexpr (!matches) {
+      (void)sizeof(detail::mismatch<detail::workflow_start_mismatch, Fn, Params, Args...>);
+      return {connection_, options.id, ""};
+    }
     v1::StartWorkflowRequest r;
     r.set_workflow_id(options.id);
     r.mutable_workflow_type()->set_name(workflow.name);
     r.mutable_task_queue()->set_name(options.task_queue);
-    *r.mutable_input() = detail::encode_as(static_cast<typename WorkflowDef<Fn>::signature::args*>(nullptr),
-                                           std::forward<Args>(args)...);
+    if constexpr (matches) {
+      *r.mutable_input() = detail::encode_as(static_cast<Params*>(nullptr), std::forward<Args>(args)...);
+    }
     uploader().offload(*r.mutable_input());
     r.mutable_workflow_execution_timeout()->set_seconds(options.execution_timeout.count());
     r.set_request_id(options.request_id.empty() ? options.id : options.request_id);
@@ -199,12 +209,14 @@ class Client {
   }
 
   // Sends `value` to the workflow's current run under the signal's name.
-  template <typename T>
-  void signal(const std::string& workflow_id, const Signal<T>& signal, const std::type_identity_t<T>& value) {
+  template <typename T, typename V>
+  void signal(const std::string& workflow_id, const Signal<T>& signal, const V& value) {
+    static_assert(std::is_convertible_v<const V&, T>,
+                  "reprise: client.signal: the value is not of the Signal<T>'s type T");
     v1::SignalWorkflowRequest r;
     r.mutable_workflow_execution()->set_workflow_id(workflow_id);
     r.set_signal_name(signal.name);
-    *r.mutable_input() = to_payloads(value);
+    if constexpr (std::is_convertible_v<const V&, T>) *r.mutable_input() = to_payloads(static_cast<T>(value));
     uploader().offload(*r.mutable_input());
     r.set_identity("reprise-cpp-client");
     connection_->signal_workflow(r);

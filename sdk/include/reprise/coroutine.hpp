@@ -9,6 +9,7 @@
 #include <utility>
 #include <variant>
 
+#include "reprise/detail/call_checks.hpp"
 #include "reprise/detail/frame_account.hpp"
 
 namespace reprise {
@@ -19,6 +20,12 @@ template <typename T>
 struct ResultSlot {
   std::variant<std::monostate, T, std::exception_ptr> value;
   void return_value(T v) { value.template emplace<1>(std::move(v)); }
+  // Anything else co_returned: a clear error instead of a failed conversion.
+  template <typename U>
+    requires(!std::is_convertible_v<U, T>)
+  void return_value(U&&) {
+    static_assert(always_false<U>, "reprise: co_return of a value that does not convert to the T of Workflow<T> or Task<T>");
+  }
   T take() {
     if (value.index() == 2) std::rethrow_exception(std::get<2>(value));
     return std::move(std::get<1>(value));

@@ -8,6 +8,7 @@
 
 #include "reprise/codec.hpp"
 #include "reprise/coroutine.hpp"
+#include "reprise/detail/call_checks.hpp"
 
 namespace reprise {
 
@@ -16,10 +17,27 @@ class ActivityContext;
 
 namespace detail {
 
+// A parameter that can travel through history: a Serializable value, taken
+// by value or by const reference.
+template <typename P>
+inline constexpr bool transferable_param =
+    (!std::is_reference_v<P> || (std::is_lvalue_reference_v<P> && std::is_const_v<std::remove_reference_t<P>>)) &&
+    Serializable<std::remove_cvref_t<P>>;
+
 template <typename F>
-struct ActivitySignature;
+struct ActivitySignature {
+  static_assert(always_false<F>,
+                "reprise: an activity is a function `R f(reprise::ActivityContext&, Args...)`; "
+                "this one does not take reprise::ActivityContext& first");
+  using result = void;
+  using args = std::tuple<>;
+};
 template <typename R, typename... Args>
 struct ActivitySignature<R (*)(ActivityContext&, Args...)> {
+  static_assert((transferable_param<Args> && ...),
+                "reprise: activity parameters must be Serializable values taken by value or const& "
+                "(not pointers, non-const references, std::function, threads or mutexes): they travel through history");
+  static_assert(std::is_void_v<R> || Serializable<R>, "reprise: an activity's result must be Serializable or void");
   using result = R;
   using args = std::tuple<std::decay_t<Args>...>;
 };
@@ -40,11 +58,21 @@ struct Activity {
 namespace detail {
 
 template <typename F>
-struct WorkflowSignature;
+struct WorkflowSignature {
+  static_assert(always_false<F>,
+                "reprise: a workflow is a function `reprise::Workflow<R> f(reprise::WorkflowContext&, Args...)`; "
+                "this one does not return reprise::Workflow<R> or does not take reprise::WorkflowContext& first");
+  using result = void;
+  using args = std::tuple<>;
+};
 template <typename R, typename... Args>
 struct WorkflowSignature<Workflow<R> (*)(WorkflowContext&, Args...)> {
   static_assert((!std::is_reference_v<Args> && ...),
-                "workflow parameters must be taken by value: a workflow coroutine outlives the call that started it");
+                "reprise: workflow parameters must be taken by value: a workflow coroutine outlives the call that started it");
+  static_assert((Serializable<std::remove_cvref_t<Args>> && ...),
+                "reprise: workflow parameters must be Serializable (not pointers, std::function, threads or mutexes): "
+                "they travel through history");
+  static_assert(std::is_void_v<R> || Serializable<R>, "reprise: a workflow's result must be Serializable or void");
   using result = R;
   using args = std::tuple<std::decay_t<Args>...>;
 };

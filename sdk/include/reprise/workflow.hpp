@@ -96,12 +96,37 @@ class WorkflowContext {
   template <auto Fn, typename... Args>
   ActivityFuture<typename Activity<Fn>::result_type> execute(const Activity<Fn>& activity,
                                                              const ActivityOptions& options, Args&&... args) {
-    v1::ScheduleActivityTaskCommandAttributes a;
-    a.mutable_activity_type()->set_name(activity.name);
-    options.apply(a);
-    *a.mutable_input() = detail::encode_as(static_cast<typename Activity<Fn>::signature::args*>(nullptr),
-                                           std::forward<Args>(args)...);
-    return ActivityFuture<typename Activity<Fn>::result_type>(core_.schedule_activity(std::move(a), cancellable_));
+    using Params = typename Activity<Fn>::signature::args;
+    constexpr bool matches = detail::call_matches<Params, Args&&...>::value;
+    static_assert(matches,
+                  "reprise: ctx.execute: the arguments do not match the activity's parameters "
+                  "(the error below names the activity, what it expects and what it was called with)");
+    if constexpr (!matches) {
+      (void)sizeof(detail::mismatch<detail::activity_call_mismatch, Fn, Params, Args...>);
+      return ActivityFuture<typename Activity<Fn>::result_type>(nullptr);
+    } else {
+      v1::ScheduleActivityTaskCommandAttributes a;
+      a.mutable_activity_type()->set_name(activity.name);
+      options.apply(a);
+      *a.mutable_input() = detail::encode_as(static_cast<Params*>(nullptr), std::forward<Args>(args)...);
+      return ActivityFuture<typename Activity<Fn>::result_type>(core_.schedule_activity(std::move(a), cancellable_));
+    }
+  }
+  // Child-workflow options where activity options belong.
+  template <auto Fn, typename... Args>
+  ActivityFuture<typename Activity<Fn>::result_type> execute(const Activity<Fn>&, const ChildWorkflowOptions&,
+                                                             Args&&...) {
+    static_assert(detail::always_false<Args...>,
+                  "reprise: ctx.execute takes reprise::ActivityOptions (made from a timeout), not ChildWorkflowOptions");
+    return ActivityFuture<typename Activity<Fn>::result_type>(nullptr);
+  }
+  // A workflow handle where an activity belongs.
+  template <auto Fn, typename Options, typename... Args>
+  ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type> execute(const WorkflowDef<Fn>&, const Options&, Args&&...) {
+    static_assert(detail::always_false<Options>,
+                  "reprise: ctx.execute runs activities; to run a workflow from a workflow, "
+                  "use ctx.execute_child(workflow, reprise::ChildWorkflowOptions(), args...)");
+    return ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type>(nullptr);
   }
 
   // Starts a child workflow and returns the future of its result.
@@ -109,12 +134,36 @@ class WorkflowContext {
   ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type> execute_child(const WorkflowDef<Fn>& workflow,
                                                                            const ChildWorkflowOptions& options,
                                                                            Args&&... args) {
-    v1::StartChildWorkflowExecutionCommandAttributes a;
-    a.mutable_workflow_type()->set_name(workflow.name);
-    options.apply(a);
-    *a.mutable_input() = detail::encode_as(static_cast<typename WorkflowDef<Fn>::signature::args*>(nullptr),
-                                           std::forward<Args>(args)...);
-    return ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type>(core_.start_child(std::move(a), cancellable_));
+    using Params = typename WorkflowDef<Fn>::signature::args;
+    constexpr bool matches = detail::call_matches<Params, Args&&...>::value;
+    static_assert(matches,
+                  "reprise: ctx.execute_child: the arguments do not match the child workflow's parameters "
+                  "(the error below names the workflow, what it expects and what it was called with)");
+    if constexpr (!matches) {
+      (void)sizeof(detail::mismatch<detail::child_workflow_call_mismatch, Fn, Params, Args...>);
+      return ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type>(nullptr);
+    } else {
+      v1::StartChildWorkflowExecutionCommandAttributes a;
+      a.mutable_workflow_type()->set_name(workflow.name);
+      options.apply(a);
+      *a.mutable_input() = detail::encode_as(static_cast<Params*>(nullptr), std::forward<Args>(args)...);
+      return ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type>(core_.start_child(std::move(a), cancellable_));
+    }
+  }
+  // Activity options where child-workflow options belong.
+  template <auto Fn, typename... Args>
+  ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type> execute_child(const WorkflowDef<Fn>&,
+                                                                           const ActivityOptions&, Args&&...) {
+    static_assert(detail::always_false<Args...>,
+                  "reprise: ctx.execute_child takes reprise::ChildWorkflowOptions, not ActivityOptions");
+    return ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type>(nullptr);
+  }
+  // An activity handle where a workflow belongs.
+  template <auto Fn, typename Options, typename... Args>
+  ActivityFuture<typename Activity<Fn>::result_type> execute_child(const Activity<Fn>&, const Options&, Args&&...) {
+    static_assert(detail::always_false<Options>,
+                  "reprise: ctx.execute_child starts workflows; run an activity with ctx.execute(activity, options, args...)");
+    return ActivityFuture<typename Activity<Fn>::result_type>(nullptr);
   }
 
   // Ends this run and continues as a new run of `workflow` (usually this
@@ -122,10 +171,18 @@ class WorkflowContext {
   //   co_await ctx.continue_as_new(counter, next_state);
   template <auto Fn, typename... Args>
   ContinueAsNew continue_as_new(const WorkflowDef<Fn>& workflow, Args&&... args) {
+    using Params = typename WorkflowDef<Fn>::signature::args;
+    constexpr bool matches = detail::call_matches<Params, Args&&...>::value;
+    static_assert(matches,
+                  "reprise: ctx.continue_as_new: the arguments do not match the workflow's parameters "
+                  "(the error below names the workflow, what it expects and what it was called with)");
     v1::ContinueAsNewWorkflowExecutionCommandAttributes a;
     a.mutable_workflow_type()->set_name(workflow.name);
-    *a.mutable_input() = detail::encode_as(static_cast<typename WorkflowDef<Fn>::signature::args*>(nullptr),
-                                           std::forward<Args>(args)...);
+    if constexpr (!matches) {
+      (void)sizeof(detail::mismatch<detail::continue_as_new_mismatch, Fn, Params, Args...>);
+    } else {
+      *a.mutable_input() = detail::encode_as(static_cast<Params*>(nullptr), std::forward<Args>(args)...);
+    }
     return ContinueAsNew(core_, std::move(a));
   }
 
@@ -169,8 +226,12 @@ class WorkflowContext {
   // Answers `query` with what `handler` returns. The handler reads the
   // workflow's state; it must not change it or wait.
   template <typename T, typename Handler>
-  requires std::is_invocable_r_v<T, Handler&>
   void on_query(const Query<T>& query, Handler handler) {
+    static_assert(std::is_invocable_v<Handler&>, "reprise: a query handler takes no arguments: it reads the workflow's state");
+    if constexpr (std::is_invocable_v<Handler&>) {
+      static_assert(std::is_convertible_v<std::invoke_result_t<Handler&>, T>,
+                    "reprise: the query handler must return the Query<T>'s type T");
+    }
     core_.set_query_handler(query.name, [handler = std::move(handler)]() mutable {
       v1::Payloads out;
       *out.add_payloads() = to_payload<T>(handler());

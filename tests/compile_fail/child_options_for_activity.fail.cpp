@@ -1,0 +1,5 @@
+#include "prelude.hpp"
+reprise::Workflow<std::string> checkout(reprise::WorkflowContext& ctx, Order o) {
+  co_return co_await ctx.execute(charge_card, reprise::ChildWorkflowOptions(), o);
+}
+// expect: ctx.execute takes reprise::ActivityOptions (made from a timeout), not ChildWorkflowOptions

@@ -1,0 +1,5 @@
+#include "prelude.hpp"
+reprise::Workflow<std::string> checkout(reprise::WorkflowContext& ctx, Order o) {
+  co_await ctx.execute(charge_card, kOptions, o);
+  co_return "done";
+}
