@@ -22,7 +22,9 @@ void register_all(reprise::Worker& worker);
 
 // Starts each example on `task_queue` (ids prefixed with `prefix`), drives
 // it (signals, queries) and checks its outcome, printing a line per step to
-// `out`. True when every example ended as it should.
-bool run_all(reprise::Client& client, const std::string& task_queue, const std::string& prefix, std::FILE* out);
+// `out`. True when every example ended as it should. The report pipeline
+// builds a report of `report_megabytes` (sanitizer runs use less).
+bool run_all(reprise::Client& client, const std::string& task_queue, const std::string& prefix, std::FILE* out,
+             int64_t report_megabytes = 50);
 
 }  // namespace examples

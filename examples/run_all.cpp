@@ -53,7 +53,8 @@ class Checker {
 
 }  // namespace
 
-bool run_all(reprise::Client& client, const std::string& queue, const std::string& prefix, std::FILE* out) {
+bool run_all(reprise::Client& client, const std::string& queue, const std::string& prefix, std::FILE* out,
+             int64_t report_megabytes) {
   Checker check(out);
   auto id = [&](const std::string& name) { return prefix + name; };
   try {
@@ -105,12 +106,12 @@ bool run_all(reprise::Client& client, const std::string& queue, const std::strin
     check.expect("12 rounds in " + std::to_string(tally.runs) + " runs", tally.rounds * 100 + tally.runs,
                  int64_t{12 * 100 + 3});
 
-    std::fprintf(out, "report pipeline (a 50 MB payload by claim-check)\n");
-    auto report = client.start(report_wf, {.id = id("report"), .task_queue = queue}, int64_t{50});
+    std::fprintf(out, "report pipeline (a %lld MB payload by claim-check)\n", static_cast<long long>(report_megabytes));
+    auto report = client.start(report_wf, {.id = id("report"), .task_queue = queue}, report_megabytes);
     const int64_t bytes = report.result(2min);
     const int64_t history = report.describe().info().history_size_bytes();
     check.expect("published " + std::to_string(bytes >> 20) + " MiB; history " + std::to_string(history) + " bytes",
-                 bytes >= (int64_t{50} << 20) && history < 16 * 1024, true);
+                 bytes >= (report_megabytes << 20) && history < 16 * 1024, true);
 
     std::fprintf(out, "versioning with patched()\n");
     const std::string shipped = client.execute(shipping_v2_wf, {.id = id("ship"), .task_queue = queue},

@@ -17,6 +17,10 @@ namespace reprise {
 
 class EmbeddedConnection final : public Connection {
  public:
+  // For the testing library, which moves a manual clock.
+  engine::SqliteStore& store() { return *store_; }
+  engine::Engine& engine() { return *engine_; }
+
   EmbeddedConnection(std::unique_ptr<engine::SqliteStore> store, std::unique_ptr<engine::Engine> engine)
       : store_(std::move(store)), engine_(std::move(engine)) {}
   ~EmbeddedConnection() override {
@@ -108,10 +112,6 @@ class EmbeddedConnection final : public Connection {
 
   std::unique_ptr<engine::SqliteStore> store_;
   std::unique_ptr<engine::Engine> engine_;
-
- public:
-  engine::SqliteStore& store() { return *store_; }
-  engine::Engine& engine() { return *engine_; }
 };
 
 // Opens (creating if missing) the database and starts the engine on it,

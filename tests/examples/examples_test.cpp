@@ -14,6 +14,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Sanitizer runs (10-20x slower) set REPRISE_TEST_PAYLOAD_MB to keep the
+// big-payload steps within their deadlines.
+int64_t report_megabytes() {
+  const char* mb = std::getenv("REPRISE_TEST_PAYLOAD_MB");
+  return mb ? std::atoll(mb) : 50;
+}
+
 TEST(Examples, AllEndAsTheyShouldWhenEveryTaskReplaysFromHistory) {
   TempDir dir;
   Server server(dir.file("examples.db"));
@@ -22,7 +29,7 @@ TEST(Examples, AllEndAsTheyShouldWhenEveryTaskReplaysFromHistory) {
   examples::register_all(worker);
   worker.start();
   Client client(connection);
-  EXPECT_TRUE(examples::run_all(client, "ex", "nocache-", stdout));
+  EXPECT_TRUE(examples::run_all(client, "ex", "nocache-", stdout, report_megabytes()));
   worker.stop();
 }
 
@@ -33,7 +40,7 @@ TEST(Examples, AllEndAsTheyShouldEmbeddedWithNoServer) {
   examples::register_all(worker);
   worker.start();
   Client client(connection);
-  EXPECT_TRUE(examples::run_all(client, "ex", "embedded-", stdout));
+  EXPECT_TRUE(examples::run_all(client, "ex", "embedded-", stdout, report_megabytes()));
   worker.stop();
 }
 

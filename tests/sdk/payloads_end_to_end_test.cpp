@@ -2,6 +2,7 @@
 // activities as a Ref (the workflow never loads it, history stays small),
 // and a big activity result the SDK uploads on its own and the workflow
 // reads lazily.
+#include <cstdlib>
 #include <random>
 
 #include "../server/server_harness.hpp"
@@ -13,7 +14,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr size_t kReportBytes = 50 << 20;
+// 50 MB; sanitizer runs (10-20x slower) set REPRISE_TEST_PAYLOAD_MB lower.
+const size_t kReportBytes = static_cast<size_t>(std::getenv("REPRISE_TEST_PAYLOAD_MB")
+                                                    ? std::atoll(std::getenv("REPRISE_TEST_PAYLOAD_MB"))
+                                                    : 50)
+                            << 20;
 
 std::string noise(size_t bytes, uint64_t seed) {
   std::mt19937_64 random(seed);
