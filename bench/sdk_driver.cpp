@@ -200,15 +200,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (arg == "--server") server = value();
-    else if (arg == "--seconds") seconds = std::stoi(value());
-    else if (arg == "--rounds") rounds = std::stoi(value());
-    else if (arg == "--count") count = std::stoll(value());
+    if (arg == "--server")
+      server = value();
+    else if (arg == "--seconds")
+      seconds = std::stoi(value());
+    else if (arg == "--rounds")
+      rounds = std::stoi(value());
+    else if (arg == "--count")
+      count = std::stoll(value());
     else if (arg == "--levels") {
       levels.clear();
       std::stringstream list(value());
       for (std::string item; std::getline(list, item, ',');) levels.push_back(std::stoi(item));
-    } else mode = arg;
+    } else
+      mode = arg;
   }
   if (server.empty() || (mode != "hello" && mode != "parked")) {
     std::fprintf(stderr, "usage: sdk_driver --server PATH/reprise-server hello|parked [options]\n");

@@ -59,7 +59,8 @@ bool run_all(reprise::Client& client, const std::string& queue, const std::strin
   auto id = [&](const std::string& name) { return prefix + name; };
   try {
     std::fprintf(out, "hello\n");
-    const std::string greeting = client.execute(hello_wf, {.id = id("hello"), .task_queue = queue}, std::string("world"));
+    const std::string greeting =
+        client.execute(hello_wf, {.id = id("hello"), .task_queue = queue}, std::string("world"));
     check.expect("hello -> \"" + greeting + "\"", greeting, std::string("Hello, world!"));
 
     std::fprintf(out, "money transfer saga\n");
@@ -91,8 +92,8 @@ bool run_all(reprise::Client& client, const std::string& queue, const std::strin
     client.signal(id("expense"), decide, Decision{"dana", true});
     const std::string decided = approval.result(30s);
     check.expect("after the signal: " + decided, decided, std::string("laptop: approved by dana"));
-    const std::string expired = client.execute(expense_wf, {.id = id("expense-late"), .task_queue = queue},
-                                               std::string("chair"), int64_t{300});
+    const std::string expired =
+        client.execute(expense_wf, {.id = id("expense-late"), .task_queue = queue}, std::string("chair"), int64_t{300});
     check.expect("no decision in time: " + expired, expired, std::string("chair: expired"));
 
     std::fprintf(out, "fan-out/fan-in with child workflows\n");
@@ -114,8 +115,8 @@ bool run_all(reprise::Client& client, const std::string& queue, const std::strin
                  bytes >= (report_megabytes << 20) && history < 16 * 1024, true);
 
     std::fprintf(out, "versioning with patched()\n");
-    const std::string shipped = client.execute(shipping_v2_wf, {.id = id("ship"), .task_queue = queue},
-                                               std::string("order-9"));
+    const std::string shipped =
+        client.execute(shipping_v2_wf, {.id = id("ship"), .task_queue = queue}, std::string("order-9"));
     check.expect("new execution takes the patch: " + shipped, shipped,
                  std::string("order-9 looks fine, shipped order-9"));
   } catch (const std::exception& e) {

@@ -180,8 +180,8 @@ std::unique_ptr<worker::WorkflowInstance> Worker::instance_for(const v1::PollWor
     events = task.history();
     return cached;
   }
-  auto instance = std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter,
-                                                             options_.panic_policy);
+  auto instance =
+      std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter, options_.panic_policy);
   instance->set_execution(task.workflow_execution().workflow_id(), run_id);
   instance->set_blobs(blobs_.get());
   if (first == 1) {
@@ -212,7 +212,8 @@ std::unique_ptr<worker::WorkflowInstance> Worker::instance_for(const v1::PollWor
     ready.mutable_events()->Reserve(cut);
     for (int i = 0; i < cut; ++i) *ready.add_events() = std::move(*carry.mutable_events(i));
     carry.mutable_events()->DeleteSubrange(0, cut);
-    if (Result<worker::Activation> replayed = instance->apply(ready); !replayed) throw worker::ReplayError{replayed.status()};
+    if (Result<worker::Activation> replayed = instance->apply(ready); !replayed)
+      throw worker::ReplayError{replayed.status()};
   } while (!r.next_page_token().empty());
   for (const auto& e : task.history().events()) *carry.add_events() = e;
   events = std::move(carry);
@@ -312,20 +313,23 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
   };
   bound(info.started_time, task.start_to_close_timeout());
   bound(info.scheduled_time, task.schedule_to_close_timeout());
-  ActivityContext context(std::move(info), task.heartbeat_details(), [&](const v1::Payloads& details) {
-    v1::HeartbeatActivityRequest r;
-    r.set_task_token(task.task_token());
-    *r.mutable_details() = details;
-    r.set_identity(options_.identity);
-    try {
-      return connection_->heartbeat_activity(r);
-    } catch (const RpcError& e) {
-      // The attempt is over (the workflow closed, the activity timed out or
-      // was retried elsewhere): its work is no longer wanted, as if canceled.
-      if (e.code() == static_cast<int>(StatusCode::kNotFound)) return true;
-      throw;
-    }
-  }, blobs_.get());
+  ActivityContext context(
+      std::move(info), task.heartbeat_details(),
+      [&](const v1::Payloads& details) {
+        v1::HeartbeatActivityRequest r;
+        r.set_task_token(task.task_token());
+        *r.mutable_details() = details;
+        r.set_identity(options_.identity);
+        try {
+          return connection_->heartbeat_activity(r);
+        } catch (const RpcError& e) {
+          // The attempt is over (the workflow closed, the activity timed out or
+          // was retried elsewhere): its work is no longer wanted, as if canceled.
+          if (e.code() == static_cast<int>(StatusCode::kNotFound)) return true;
+          throw;
+        }
+      },
+      blobs_.get());
   {
     std::lock_guard lock(running_mu_);
     running_activities_.insert(&context);

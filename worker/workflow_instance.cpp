@@ -86,8 +86,8 @@ Result<Activation> WorkflowInstance::apply(const v1::History& events) {
   }
   // A history that ends after a completed task (an exported one) must hold
   // every command that task's code issued.
-  const bool ends_in_task = events.events_size() > 0 &&
-                            events.events(events.events_size() - 1).event_type() == v1::EVENT_TYPE_WORKFLOW_TASK_STARTED;
+  const bool ends_in_task = events.events_size() > 0 && events.events(events.events_size() - 1).event_type() ==
+                                                            v1::EVENT_TYPE_WORKFLOW_TASK_STARTED;
   if (!ends_in_task && !issued_.empty()) {
     return Status::failed_precondition("non-determinism: the workflow issued " + describe(issued_.front().command) +
                                        ", but history has no event for it (it ends at event " +

@@ -16,8 +16,8 @@
 #pragma once
 
 #include <coroutine>
-#include <list>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -75,7 +75,8 @@ class WorkflowInstance final : public detail::WorkflowCore {
   WorkflowInstance(std::string workflow_type, std::shared_ptr<const WorkflowStarter> starter,
                    PanicPolicy panic = PanicPolicy::kFailTask);
   WorkflowInstance(std::string workflow_type, WorkflowStarter starter, PanicPolicy panic = PanicPolicy::kFailTask)
-      : WorkflowInstance(std::move(workflow_type), std::make_shared<const WorkflowStarter>(std::move(starter)), panic) {}
+      : WorkflowInstance(std::move(workflow_type), std::make_shared<const WorkflowStarter>(std::move(starter)), panic) {
+  }
   ~WorkflowInstance() override;
   WorkflowInstance(const WorkflowInstance&) = delete;
 
@@ -169,8 +170,8 @@ class WorkflowInstance final : public detail::WorkflowCore {
   bool completion_issued_ = false;
   bool closed_ = false;
   bool replaying_ = false;
-  bool cancel_requested_ = false;   // WorkflowExecutionCancelRequested applied
-  bool cancel_delivered_ = false;   // ... and the pending work canceled
+  bool cancel_requested_ = false;  // WorkflowExecutionCancelRequested applied
+  bool cancel_delivered_ = false;  // ... and the pending work canceled
   std::optional<v1::Command> continue_as_new_;
   TimePoint now_;
   int64_t last_event_id_ = 0;

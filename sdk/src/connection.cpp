@@ -132,7 +132,8 @@ std::shared_ptr<Connection> Connection::remote(const std::string& address) {
 
 v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id,
                                       std::optional<std::chrono::milliseconds> timeout) {
-  const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout : std::chrono::steady_clock::time_point::max();
+  const auto deadline =
+      timeout ? std::chrono::steady_clock::now() + *timeout : std::chrono::steady_clock::time_point::max();
   while (true) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {

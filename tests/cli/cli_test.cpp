@@ -71,7 +71,9 @@ TEST(Cli, DrivesAWorkflowFromStartToResultWithJson) {
   worker.start();
   const std::string& a = server.address();
 
-  Output started = cli(a, R"(workflow start --type checkout --id o-1 --task-queue shop --input '{"id":"o-1","cents":9007199254740993,"items":["tea"]}')");
+  Output started = cli(
+      a,
+      R"(workflow start --type checkout --id o-1 --task-queue shop --input '{"id":"o-1","cents":9007199254740993,"items":["tea"]}')");
   ASSERT_EQ(started.status, 0) << started.out;
   EXPECT_EQ(started.out.rfind("started o-1 (run ", 0), 0u) << started.out;
 
@@ -97,7 +99,8 @@ TEST(Cli, DrivesAWorkflowFromStartToResultWithJson) {
   Output describe = cli(a, "workflow describe --id o-1");
   EXPECT_NE(describe.out.find("status     completed"), std::string::npos) << describe.out;
   Output show = cli(a, "workflow show --id o-1");
-  EXPECT_NE(show.out.find(R"(ActivityTaskScheduled  'charge' id=1 input=[{"cents":9007199254740993)"), std::string::npos)
+  EXPECT_NE(show.out.find(R"(ActivityTaskScheduled  'charge' id=1 input=[{"cents":9007199254740993)"),
+            std::string::npos)
       << show.out;
   EXPECT_NE(show.out.find("WorkflowExecutionSignaled  'approve' input=[\"ana\"]"), std::string::npos) << show.out;
   Output list = cli(a, "workflow list --status completed");
@@ -107,7 +110,9 @@ TEST(Cli, DrivesAWorkflowFromStartToResultWithJson) {
   ASSERT_EQ(exported.status, 0) << exported.out;
   EXPECT_NO_THROW(testing::replay(dir.file("o-1.json"), checkout_wf));
 
-  Output executed = cli(a, R"(workflow execute --type checkout --id o-2 --task-queue shop --input '{"id":"o-2","cents":5,"items":[]}' --timeout 0.3)");
+  Output executed = cli(
+      a,
+      R"(workflow execute --type checkout --id o-2 --task-queue shop --input '{"id":"o-2","cents":5,"items":[]}' --timeout 0.3)");
   EXPECT_EQ(executed.status, 1) << "it waits for a signal that never comes: " << executed.out;
   Output canceled = cli(a, "workflow terminate --id o-2 --reason test");
   EXPECT_EQ(canceled.status, 0) << canceled.out;

@@ -1,4 +1,2 @@
 #include "prelude.hpp"
-reprise::Workflow<int64_t> total(reprise::WorkflowContext&, Order o) {
-  co_return o.cents;
-}
+reprise::Workflow<int64_t> total(reprise::WorkflowContext&, Order o) { co_return o.cents; }

@@ -20,7 +20,7 @@ struct Order {
 inline std::string charge(reprise::ActivityContext&, Order order) { return "receipt-" + order.id; }
 inline constexpr reprise::Activity<&charge> charge_card{"charge"};
 
-inline reprise::Workflow<int64_t> square(reprise::WorkflowContext&, int64_t n) { co_return n * n; }
+inline reprise::Workflow<int64_t> square(reprise::WorkflowContext&, int64_t n) { co_return n* n; }
 inline constexpr reprise::WorkflowDef<&square> square_wf{"square"};
 
 inline const auto kOptions = reprise::ActivityOptions::start_to_close(30s);

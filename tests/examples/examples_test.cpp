@@ -2,11 +2,12 @@
 // cache off (every task replays from history), embedded, with the worker
 // process killed in the middle of the run, and the versioning example's
 // old histories replayed on the new code.
+#include "examples/examples.hpp"
+
 #include <csignal>
 #include <thread>
 
 #include "../server/server_harness.hpp"
-#include "examples/examples.hpp"
 #include "reprise/testing.hpp"
 
 namespace reprise {

@@ -1,10 +1,10 @@
 // Payload encoding without a server: compression of large values, variants,
 // and the errors for claim-check references read the wrong way.
+#include "reprise/codec.hpp"
+
 #include <gtest/gtest.h>
 
 #include <variant>
-
-#include "reprise/codec.hpp"
 
 namespace reprise {
 namespace {

@@ -123,8 +123,9 @@ TEST(SdkControl, CancelingAWorkflowReachesItsActivityAndItsCleanupRuns) {
 TEST(SdkControl, ChildWorkflowsRunSideBySideAndReturnTheirResults) {
   Fixture f;
   EXPECT_EQ(f.client.execute(sum_wf, {.id = "sums", .task_queue = "control"}, int64_t{4}), 1 + 4 + 9 + 16);
-  auto child = f.client.handle(square_wf, "sums/square-3@" + f.client.handle(sum_wf, "sums").describe()
-                                                                 .info().execution().run_id().substr(0, 8));
+  auto child = f.client.handle(
+      square_wf,
+      "sums/square-3@" + f.client.handle(sum_wf, "sums").describe().info().execution().run_id().substr(0, 8));
   EXPECT_EQ(child.describe().info().parent_execution().workflow_id(), "sums");
   EXPECT_EQ(child.result(), 9);
 }

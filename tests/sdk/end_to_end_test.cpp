@@ -189,11 +189,9 @@ TEST(Sdk, AStickyTaskForAnEvictedWorkflowFetchesItsHistoryAndReplays) {
   Client client(connection);
   step_runs = 0;
   // Pages of 5 events: every replay crosses several page boundaries.
-  Worker worker(connection, {.task_queue = "tight",
-                             .workflow_threads = 1,
-                             .activity_threads = 1,
-                             .cache_size = 1,
-                             .history_page_events = 5});
+  Worker worker(
+      connection,
+      {.task_queue = "tight", .workflow_threads = 1, .activity_threads = 1, .cache_size = 1, .history_page_events = 5});
   worker.register_workflow(stepper_wf);
   worker.register_activity(step_activity);
   worker.start();

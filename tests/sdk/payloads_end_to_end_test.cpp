@@ -15,10 +15,10 @@ namespace {
 using namespace std::chrono_literals;
 
 // 50 MB; sanitizer runs (10-20x slower) set REPRISE_TEST_PAYLOAD_MB lower.
-const size_t kReportBytes = static_cast<size_t>(std::getenv("REPRISE_TEST_PAYLOAD_MB")
-                                                    ? std::atoll(std::getenv("REPRISE_TEST_PAYLOAD_MB"))
-                                                    : 50)
-                            << 20;
+const size_t kReportBytes =
+    static_cast<size_t>(std::getenv("REPRISE_TEST_PAYLOAD_MB") ? std::atoll(std::getenv("REPRISE_TEST_PAYLOAD_MB"))
+                                                               : 50)
+    << 20;
 
 std::string noise(size_t bytes, uint64_t seed) {
   std::mt19937_64 random(seed);

@@ -223,10 +223,11 @@ int workflow_command(Context& ctx, const std::string& command, Flags& flags) {
       return 0;
     }
     const auto& info = d.info();
-    std::printf("workflow   %s (run %s)\ntype       %s\nqueue      %s\nstatus     %s\nhistory    %lld events, %lld bytes\n",
-                info.execution().workflow_id().c_str(), info.execution().run_id().c_str(), info.type().name().c_str(),
-                info.task_queue().name().c_str(), status_name(info.status()).c_str(),
-                static_cast<long long>(info.history_length()), static_cast<long long>(info.history_size_bytes()));
+    std::printf(
+        "workflow   %s (run %s)\ntype       %s\nqueue      %s\nstatus     %s\nhistory    %lld events, %lld bytes\n",
+        info.execution().workflow_id().c_str(), info.execution().run_id().c_str(), info.type().name().c_str(),
+        info.task_queue().name().c_str(), status_name(info.status()).c_str(),
+        static_cast<long long>(info.history_length()), static_cast<long long>(info.history_size_bytes()));
     for (const auto& a : d.pending_activities()) {
       std::printf("activity   '%s' id=%s attempt %d%s%s\n", a.activity_type().name().c_str(), a.activity_id().c_str(),
                   a.attempt(), a.started() ? " running" : " scheduled",

@@ -22,9 +22,9 @@ struct ResultSlot {
   void return_value(T v) { value.template emplace<1>(std::move(v)); }
   // Anything else co_returned: a clear error instead of a failed conversion.
   template <typename U>
-    requires(!std::is_convertible_v<U, T>)
-  void return_value(U&&) {
-    static_assert(always_false<U>, "reprise: co_return of a value that does not convert to the T of Workflow<T> or Task<T>");
+  requires(!std::is_convertible_v<U, T>) void return_value(U&&) {
+    static_assert(always_false<U>,
+                  "reprise: co_return of a value that does not convert to the T of Workflow<T> or Task<T>");
   }
   T take() {
     if (value.index() == 2) std::rethrow_exception(std::get<2>(value));

@@ -44,7 +44,8 @@ class FutureBase {
                          std::to_string(pending_->result.payloads_size()) + " values, the workflow expects 1");
     }
     WorkflowCore* core = pending_->core;
-    return from_payload<T>(pending_->result.payloads(0), "the value of " + std::string(what) + " '" + pending_->name + "'",
+    return from_payload<T>(pending_->result.payloads(0),
+                           "the value of " + std::string(what) + " '" + pending_->name + "'",
                            [core](const v1::Payload& p) { return core->load_payload(p); });
   }
   // Asks the runtime to cancel the work: the right command when history

@@ -20,9 +20,9 @@ namespace detail {
 // A parameter that can travel through history: a Serializable value, taken
 // by value or by const reference.
 template <typename P>
-inline constexpr bool transferable_param =
-    (!std::is_reference_v<P> || (std::is_lvalue_reference_v<P> && std::is_const_v<std::remove_reference_t<P>>)) &&
-    Serializable<std::remove_cvref_t<P>>;
+inline constexpr bool transferable_param = (!std::is_reference_v<P> || (std::is_lvalue_reference_v<P> &&
+                                                                        std::is_const_v<std::remove_reference_t<P>>)) &&
+                                           Serializable<std::remove_cvref_t<P>>;
 
 template <typename F>
 struct ActivitySignature {
@@ -67,8 +67,9 @@ struct WorkflowSignature {
 };
 template <typename R, typename... Args>
 struct WorkflowSignature<Workflow<R> (*)(WorkflowContext&, Args...)> {
-  static_assert((!std::is_reference_v<Args> && ...),
-                "reprise: workflow parameters must be taken by value: a workflow coroutine outlives the call that started it");
+  static_assert(
+      (!std::is_reference_v<Args> && ...),
+      "reprise: workflow parameters must be taken by value: a workflow coroutine outlives the call that started it");
   static_assert((Serializable<std::remove_cvref_t<Args>> && ...),
                 "reprise: workflow parameters must be Serializable (not pointers, std::function, threads or mutexes): "
                 "they travel through history");

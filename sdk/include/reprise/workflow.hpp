@@ -64,8 +64,8 @@ class WorkflowLogger {
   void write(const char* level, const std::string& message) const {
     if (core_.replaying()) return;
     const WorkflowInfo& i = core_.info();
-    std::string line = std::string("level=") + level + " workflow_id=" + i.workflow_id + " run_id=" + i.run_id +
-                       " msg=\"";
+    std::string line =
+        std::string("level=") + level + " workflow_id=" + i.workflow_id + " run_id=" + i.run_id + " msg=\"";
     for (char c : message) line += c == '"' ? std::string("\\\"") : c == '\n' ? std::string("\\n") : std::string(1, c);
     line += "\"\n";
     std::fwrite(line.data(), 1, line.size(), stderr);
@@ -116,13 +116,15 @@ class WorkflowContext {
   template <auto Fn, typename... Args>
   ActivityFuture<typename Activity<Fn>::result_type> execute(const Activity<Fn>&, const ChildWorkflowOptions&,
                                                              Args&&...) {
-    static_assert(detail::always_false<Args...>,
-                  "reprise: ctx.execute takes reprise::ActivityOptions (made from a timeout), not ChildWorkflowOptions");
+    static_assert(
+        detail::always_false<Args...>,
+        "reprise: ctx.execute takes reprise::ActivityOptions (made from a timeout), not ChildWorkflowOptions");
     return ActivityFuture<typename Activity<Fn>::result_type>(nullptr);
   }
   // A workflow handle where an activity belongs.
   template <auto Fn, typename Options, typename... Args>
-  ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type> execute(const WorkflowDef<Fn>&, const Options&, Args&&...) {
+  ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type> execute(const WorkflowDef<Fn>&, const Options&,
+                                                                     Args&&...) {
     static_assert(detail::always_false<Options>,
                   "reprise: ctx.execute runs activities; to run a workflow from a workflow, "
                   "use ctx.execute_child(workflow, reprise::ChildWorkflowOptions(), args...)");
@@ -161,8 +163,9 @@ class WorkflowContext {
   // An activity handle where a workflow belongs.
   template <auto Fn, typename Options, typename... Args>
   ActivityFuture<typename Activity<Fn>::result_type> execute_child(const Activity<Fn>&, const Options&, Args&&...) {
-    static_assert(detail::always_false<Options>,
-                  "reprise: ctx.execute_child starts workflows; run an activity with ctx.execute(activity, options, args...)");
+    static_assert(
+        detail::always_false<Options>,
+        "reprise: ctx.execute_child starts workflows; run an activity with ctx.execute(activity, options, args...)");
     return ActivityFuture<typename Activity<Fn>::result_type>(nullptr);
   }
 
@@ -188,7 +191,9 @@ class WorkflowContext {
 
   // A durable timer: the workflow resumes after `duration` of workflow time,
   // even across worker restarts.
-  TimerFuture sleep(std::chrono::nanoseconds duration) { return TimerFuture(core_.start_timer(duration, cancellable_)); }
+  TimerFuture sleep(std::chrono::nanoseconds duration) {
+    return TimerFuture(core_.start_timer(duration, cancellable_));
+  }
 
   // The next value of `signal` (already received, or when it arrives).
   template <typename T>
@@ -227,7 +232,8 @@ class WorkflowContext {
   // workflow's state; it must not change it or wait.
   template <typename T, typename Handler>
   void on_query(const Query<T>& query, Handler handler) {
-    static_assert(std::is_invocable_v<Handler&>, "reprise: a query handler takes no arguments: it reads the workflow's state");
+    static_assert(std::is_invocable_v<Handler&>,
+                  "reprise: a query handler takes no arguments: it reads the workflow's state");
     if constexpr (std::is_invocable_v<Handler&>) {
       static_assert(std::is_convertible_v<std::invoke_result_t<Handler&>, T>,
                     "reprise: the query handler must return the Query<T>'s type T");

@@ -36,9 +36,9 @@ struct workflow_start_mismatch;
 template <typename Params, typename... Args>
 struct call_matches : std::false_type {};
 template <typename... Params, typename... Args>
-  requires(sizeof...(Params) == sizeof...(Args))
-struct call_matches<std::tuple<Params...>, Args...>
-    : std::bool_constant<(std::is_convertible_v<Args, Params> && ...)> {};
+requires(sizeof...(Params) == sizeof...(Args)) struct call_matches<std::tuple<Params...>, Args...>
+    : std::bool_constant<(std::is_convertible_v<Args, Params> && ...)> {
+};
 
 template <typename Params>
 struct expects_of;
@@ -50,6 +50,7 @@ struct expects_of<std::tuple<Params...>> {
 // The type a call that does not match names, through sizeof on it:
 //   Mismatch<function<Fn>, expects<...>, but_was_called_with<...>>
 template <template <typename, typename, typename> class Mismatch, auto Fn, typename Params, typename... Args>
-using mismatch = Mismatch<function<Fn>, typename expects_of<Params>::type, but_was_called_with<std::remove_cvref_t<Args>...>>;
+using mismatch =
+    Mismatch<function<Fn>, typename expects_of<Params>::type, but_was_called_with<std::remove_cvref_t<Args>...>>;
 
 }  // namespace reprise::detail

@@ -41,13 +41,13 @@ struct Pending {
   enum class Kind { kActivity, kTimer, kSignal, kChild, kBranch };
   Kind kind = Kind::kActivity;
   bool ready = false;
-  bool canceled = false;     // resolved by cancellation, not by its event
-  bool cancellable = true;   // false when issued through ctx.non_cancellable()
+  bool canceled = false;    // resolved by cancellation, not by its event
+  bool cancellable = true;  // false when issued through ctx.non_cancellable()
   v1::Payloads result;
   std::optional<v1::Failure> failure;
   std::coroutine_handle<> waiter;
-  std::string name;            // for messages: activity type, timer id, signal name, child workflow id
-  int64_t event_id = 0;        // the event that recorded the command (scheduled, started, initiated)
+  std::string name;              // for messages: activity type, timer id, signal name, child workflow id
+  int64_t event_id = 0;          // the event that recorded the command (scheduled, started, initiated)
   WorkflowCore* core = nullptr;  // where cancel() goes
 };
 
