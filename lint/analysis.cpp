@@ -1,0 +1,101 @@
+#include "lint/analysis.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace reprise::lint {
+
+std::string Finding::message() const { return "workflow '" + workflow + "' " + std::string(rule->problem); }
+
+namespace {
+
+// How the search reached a function: from which function, through which call.
+struct Arrival {
+  const FunctionFacts* from = nullptr;
+  const Call* call = nullptr;
+};
+
+class RootSearch {
+ public:
+  RootSearch(const Program& program, const Config& config, const FunctionFacts& root, const std::string& rule_id,
+             std::vector<Finding>& out)
+      : program_(program), config_(config), root_(root), rule_id_(rule_id), out_(out) {}
+
+  // Breadth first, so each chain reported is a shortest one. A call silenced
+  // for this rule is not followed; a function silenced for it is not entered.
+  void run() {
+    std::deque<const FunctionFacts*> queue{&root_};
+    arrivals_[&root_] = {};
+    while (!queue.empty()) {
+      const FunctionFacts* fn = queue.front();
+      queue.pop_front();
+      if (silences(fn->suppressed, rule_id_)) continue;
+      for (const auto& hazard : fn->hazards) {
+        if (hazard.rule != rule_id_ || silences(hazard.suppressed, rule_id_)) continue;
+        if (!hazard.callee.empty() && config_.allowed(hazard.callee)) continue;
+        report(*fn, hazard.what, hazard.where);
+      }
+      for (const auto& call : fn->calls) {
+        if (silences(call.suppressed, rule_id_) || config_.allowed(call.callee_name)) continue;
+        if (auto denied = config_.denied_rule(call.callee_name)) {
+          if (*denied == rule_id_) report(*fn, "calls " + call.callee_name, call.where);
+          continue;
+        }
+        if (!call.followed) continue;
+        auto target = program_.functions.find(call.callee_key);
+        if (target == program_.functions.end() || config_.excluded(target->second.where.file)) continue;
+        if (arrivals_.emplace(&target->second, Arrival{fn, &call}).second) queue.push_back(&target->second);
+      }
+    }
+  }
+
+ private:
+  void report(const FunctionFacts& fn, const std::string& does, const Location& where) {
+    Finding finding;
+    finding.rule = &rule(rule_id_);
+    finding.workflow = root_.name;
+    finding.chain.push_back({fn.name, does, where});
+    for (const FunctionFacts* at = &fn; at != &root_;) {
+      const Arrival& arrival = arrivals_.at(at);
+      finding.chain.push_back({arrival.from->name, "calls " + arrival.call->callee_name, arrival.call->where});
+      at = arrival.from;
+    }
+    std::reverse(finding.chain.begin(), finding.chain.end());
+    finding.where = finding.chain.front().where;
+    out_.push_back(std::move(finding));
+  }
+
+  const Program& program_;
+  const Config& config_;
+  const FunctionFacts& root_;
+  const std::string& rule_id_;
+  std::vector<Finding>& out_;
+  std::map<const FunctionFacts*, Arrival> arrivals_;
+};
+
+}  // namespace
+
+std::vector<Finding> analyze(const Program& program, const Config& config, const AnalysisOptions& options) {
+  std::set<std::string> rule_ids;
+  for (const auto& [key, fn] : program.functions) {
+    for (const auto& hazard : fn.hazards) rule_ids.insert(hazard.rule);
+  }
+  for (const auto& deny : config.deny) rule_ids.insert(deny.rule);
+  if (!options.strict) rule_ids.erase("reprise-unresolved");
+
+  std::vector<Finding> findings;
+  for (const auto& [key, fn] : program.functions) {
+    if (fn.role == Role::kPlain || config.excluded(fn.where.file)) continue;
+    for (const auto& rule_id : rule_ids) RootSearch(program, config, fn, rule_id, findings).run();
+  }
+  auto order = [](const Finding& f) {
+    return std::tie(f.where.file, f.where.line, f.where.column, f.rule->id, f.workflow, f.chain.back().where);
+  };
+  std::sort(findings.begin(), findings.end(), [&](const Finding& a, const Finding& b) { return order(a) < order(b); });
+  return findings;
+}
+
+}  // namespace reprise::lint

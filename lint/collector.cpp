@@ -1,0 +1,424 @@
+#include "lint/collector.hpp"
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/DeclTemplate.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/FrontendAction.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "lint/decl_names.hpp"
+#include "lint/paths.hpp"
+#include "lint/rules.hpp"
+#include "lint/suppressions.hpp"
+
+namespace reprise::lint {
+
+using namespace clang;
+
+namespace {
+
+// The suppression comments of every file of one translation unit, read once.
+class CommentIndex {
+ public:
+  explicit CommentIndex(const SourceManager& sm) : sm_(sm) {}
+
+  Suppressions at(SourceLocation loc) {
+    loc = sm_.getExpansionLoc(loc);
+    FileID file = sm_.getFileID(loc);
+    auto it = files_.find(file);
+    if (it == files_.end()) it = files_.emplace(file, SuppressionComments(sm_.getBufferData(file))).first;
+    return it->second.at(sm_.getExpansionLineNumber(loc));
+  }
+
+ private:
+  const SourceManager& sm_;
+  std::map<FileID, SuppressionComments> files_;
+};
+
+// The expression whose storage an lvalue expression names: `g` for `g.x[3]`.
+const DeclRefExpr* storage_root(const Expr* e) {
+  while (e != nullptr) {
+    e = e->IgnoreParenImpCasts();
+    if (const auto* ref = dyn_cast<DeclRefExpr>(e)) return ref;
+    if (const auto* member = dyn_cast<MemberExpr>(e)) {
+      e = member->getBase();
+    } else if (const auto* subscript = dyn_cast<ArraySubscriptExpr>(e)) {
+      e = subscript->getBase();
+    } else if (const auto* unary = dyn_cast<UnaryOperator>(e); unary && unary->getOpcode() == UO_Deref) {
+      e = unary->getSubExpr();
+    } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(e);
+               op && op->getNumArgs() > 0 &&
+               (op->getOperator() == OO_Subscript || op->getOperator() == OO_Arrow || op->getOperator() == OO_Star)) {
+      e = op->getArg(0);
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+bool is_mutable_reference(QualType type) {
+  return type->isReferenceType() && !type.getNonReferenceType().isConstQualified();
+}
+
+// Records the facts of one function's own body. Nested lambdas are functions
+// of their own: the body gets a call to them, not their contents.
+class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
+ public:
+  BodyVisitor(ASTContext& ast, CommentIndex& comments, FunctionFacts& facts)
+      : ast_(ast), sm_(ast.getSourceManager()), comments_(comments), facts_(facts) {}
+
+  bool TraverseLambdaExpr(LambdaExpr* lambda) {
+    for (const auto& init : lambda->capture_inits()) {
+      if (init != nullptr) TraverseStmt(init);
+    }
+    if (!lambda->getCallOperator()->isDependentContext()) add_call(lambda->getCallOperator(), lambda->getBeginLoc());
+    return true;
+  }
+
+  bool VisitCallExpr(CallExpr* call) {
+    const FunctionDecl* callee = call->getDirectCallee();
+    if (const auto* ref = dyn_cast<DeclRefExpr>(call->getCallee()->IgnoreParenImpCasts())) called_refs_.insert(ref);
+    if (callee == nullptr) {
+      if (!call->isTypeDependent()) add_hazard("reprise-unresolved", "calls through a function pointer", "", call);
+      return true;
+    }
+    mark_written_arguments(callee, call->arguments(), isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee));
+    if (const auto* member_call = dyn_cast<CXXMemberCallExpr>(call)) check_member_call(member_call);
+    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && op->getNumArgs() > 0) {
+      const auto* method = dyn_cast<CXXMethodDecl>(callee);
+      if (method != nullptr && !method->isConst()) mark_written(op->getArg(0));
+    }
+    on_callee(callee, call->getBeginLoc(), /*is_call=*/true);
+    return true;
+  }
+
+  bool VisitCXXConstructExpr(CXXConstructExpr* construct) {
+    const CXXConstructorDecl* ctor = construct->getConstructor();
+    mark_written_arguments(ctor, construct->arguments(), false);
+    check_activity_handle(construct);
+    on_callee(ctor, construct->getBeginLoc(), /*is_call=*/true);
+    add_destructor_call(ctor->getParent(), construct->getBeginLoc());
+    return true;
+  }
+
+  bool VisitCXXDeleteExpr(CXXDeleteExpr* del) {
+    if (const auto* record = del->getDestroyedType()->getAsCXXRecordDecl())
+      add_destructor_call(record, del->getBeginLoc());
+    return true;
+  }
+
+  bool VisitBinaryOperator(BinaryOperator* op) {
+    if (op->isAssignmentOp()) mark_written(op->getLHS());
+    bool ordering = op->isRelationalOp() || op->getOpcode() == BO_Cmp;
+    if (ordering && op->getLHS()->getType()->isPointerType() && op->getRHS()->getType()->isPointerType()) {
+      add_hazard("reprise-address", "orders pointers by address", "", op);
+    }
+    return true;
+  }
+
+  bool VisitUnaryOperator(UnaryOperator* op) {
+    if (op->isIncrementDecrementOp() || op->getOpcode() == UO_AddrOf) mark_written(op->getSubExpr());
+    return true;
+  }
+
+  bool VisitVarDecl(VarDecl* var) {
+    if (var->hasInit() && is_mutable_reference(var->getType())) mark_written(var->getInit());
+    return true;
+  }
+
+  bool VisitExplicitCastExpr(ExplicitCastExpr* cast) {
+    if (cast->getSubExpr()->getType()->isPointerType() && cast->getType()->isIntegralType(ast_)) {
+      add_hazard("reprise-address", "casts a pointer to an integer", "", cast);
+    }
+    return true;
+  }
+
+  bool VisitCXXForRangeStmt(CXXForRangeStmt* loop) {
+    check_iteration(loop->getRangeInit()->getType(), loop->getRangeInit());
+    return true;
+  }
+
+  bool VisitDeclRefExpr(DeclRefExpr* ref) {
+    if (const auto* fn = dyn_cast<FunctionDecl>(ref->getDecl())) {
+      // A function named but not called here (a callback, std::sort's
+      // comparator) may be called: follow it.
+      if (called_refs_.count(ref) == 0 && !is_activity_function(fn)) on_callee(fn, ref->getBeginLoc(), false);
+      return true;
+    }
+    const auto* var = dyn_cast<VarDecl>(ref->getDecl());
+    if (var == nullptr || !var->hasGlobalStorage()) return true;
+    std::string name = qualified_name(var);
+    if (in_system_header(var, sm_)) {
+      if (auto rule_id = rule_for_system_global(name)) {
+        add_hazard(std::string(*rule_id), "uses " + name, name, ref);
+      }
+      return true;
+    }
+    if (in_sdk(var) || var->isConstexpr() || var->getType().getNonReferenceType().isConstQualified()) return true;
+    if (written_.count(ref) != 0) {
+      add_hazard("reprise-global-write", "writes the global '" + name + "'", "", ref);
+    } else {
+      add_hazard("reprise-global-read", "reads the global '" + name + "'", "", ref);
+    }
+    return true;
+  }
+
+ private:
+  void on_callee(const FunctionDecl* callee, SourceLocation loc, bool is_call) {
+    std::string name = qualified_name(callee);
+    bool system = in_system_header(callee, sm_);
+    if (name.rfind("reprise::detail::WorkflowCore::", 0) == 0 ||
+        name.rfind("reprise::v1::ScheduleActivityTaskCommandAttributes::", 0) == 0) {
+      add_hazard("reprise-untyped-activity", "calls " + name, name, loc);
+      return;
+    }
+    // Plain C names ("open", "time") match only the C library's functions.
+    if (auto rule_id = rule_for_callee(name); rule_id && (system || name.find("::") != std::string::npos)) {
+      add_hazard(std::string(*rule_id), "calls " + name, name, loc);
+      return;
+    }
+    if (hashes_pointer(callee)) {
+      add_hazard("reprise-address", "hashes a pointer", name, loc);
+      return;
+    }
+    if (name == "std::function::operator()" || name == "std::move_only_function::operator()") {
+      add_hazard("reprise-unresolved", "calls through " + name.substr(0, name.rfind("::")), name, loc);
+    }
+    if (is_activity_function(callee)) {
+      if (is_call) add_hazard("reprise-direct-activity", "calls the activity function " + name, name, loc);
+      return;
+    }
+    Call call{function_key(callee, sm_), display_name(callee), location_of(loc, sm_), comments_.at(loc)};
+    call.followed = !system && !in_sdk(callee);
+    facts_.calls.push_back(std::move(call));
+  }
+
+  // What is constructed is destroyed: follow a user-written destructor (the
+  // rules already matched the constructor of a library type).
+  void add_destructor_call(const CXXRecordDecl* record, SourceLocation loc) {
+    if (!record->hasDefinition() || record->hasTrivialDestructor()) return;
+    const CXXDestructorDecl* dtor = record->getDestructor();
+    if (dtor != nullptr && !in_system_header(dtor, sm_) && !in_sdk(dtor)) add_call(dtor, loc);
+  }
+
+  void add_call(const FunctionDecl* callee, SourceLocation loc) {
+    facts_.calls.push_back(
+        Call{function_key(callee, sm_), display_name(callee), location_of(loc, sm_), comments_.at(loc)});
+  }
+
+  template <typename Node>
+  void add_hazard(std::string rule_id, std::string what, std::string callee, const Node* node) {
+    add_hazard(std::move(rule_id), std::move(what), std::move(callee), node->getBeginLoc());
+  }
+  void add_hazard(std::string rule_id, std::string what, std::string callee, SourceLocation loc) {
+    facts_.hazards.push_back(
+        Hazard{std::move(rule_id), std::move(what), std::move(callee), location_of(loc, sm_), comments_.at(loc)});
+  }
+
+  std::string display_name(const FunctionDecl* fn) {
+    if (const auto* method = dyn_cast<CXXMethodDecl>(fn); method && method->getParent()->isLambda()) {
+      auto where = location_of(method->getParent()->getBeginLoc(), sm_);
+      return "lambda at " + display_path(where.file) + ":" + std::to_string(where.line);
+    }
+    return qualified_name(fn);
+  }
+
+  void mark_written(const Expr* e) {
+    if (const auto* root = storage_root(e)) written_.insert(root);
+  }
+
+  // Arguments bound to non-const reference parameters may be written.
+  template <typename Args>
+  void mark_written_arguments(const FunctionDecl* callee, Args args, bool skip_object) {
+    unsigned index = 0;
+    for (const Expr* arg : args) {
+      unsigned param = skip_object ? index - 1 : index;
+      if (!(skip_object && index == 0) && param < callee->getNumParams() &&
+          is_mutable_reference(callee->getParamDecl(param)->getType())) {
+        mark_written(arg);
+      }
+      ++index;
+    }
+  }
+
+  void check_member_call(const CXXMemberCallExpr* call) {
+    const CXXMethodDecl* method = call->getMethodDecl();
+    if (method == nullptr) return;
+    const Expr* object = call->getImplicitObjectArgument();
+    if (!method->isConst() && !method->isStatic()) mark_written(object);
+    if (method->getDeclName().isIdentifier() && (method->getName() == "begin" || method->getName() == "cbegin")) {
+      check_iteration(object->getType(), object);
+    }
+    if (method->isVirtual() && !method->hasAttr<FinalAttr>() && !method->getParent()->hasAttr<FinalAttr>()) {
+      const auto* member = dyn_cast<MemberExpr>(call->getCallee()->IgnoreParenImpCasts());
+      bool qualified = member != nullptr && member->hasQualifier();
+      const Expr* base = object->IgnoreParenImpCasts();
+      bool by_value = isa<DeclRefExpr>(base) && !cast<DeclRefExpr>(base)->getDecl()->getType()->isReferenceType() &&
+                      !base->getType()->isPointerType();
+      if (!qualified && !by_value) {
+        add_hazard("reprise-unresolved", "makes a virtual call to " + qualified_name(method), "", call);
+      }
+    }
+  }
+
+  // Iterating std::unordered_* (order differs between runs) or a container
+  // keyed by pointer (order follows addresses).
+  void check_iteration(QualType type, const Expr* where) {
+    const auto* spec =
+        dyn_cast_or_null<ClassTemplateSpecializationDecl>(type.getNonReferenceType()->getAsCXXRecordDecl());
+    if (spec == nullptr || spec->getTemplateArgs().size() == 0) return;
+    std::string name = qualified_name(spec);
+    bool unordered = name.rfind("std::unordered_", 0) == 0;
+    bool ordered = name == "std::map" || name == "std::set" || name == "std::multimap" || name == "std::multiset";
+    if (!unordered && !ordered) return;
+    const TemplateArgument& key = spec->getTemplateArgs()[0];
+    bool pointer_key = key.getKind() == TemplateArgument::Type && key.getAsType()->isPointerType();
+    if (pointer_key) {
+      add_hazard("reprise-pointer-order", "iterates a " + name + " keyed by pointer", "", where);
+    } else if (unordered) {
+      add_hazard("reprise-unordered-iteration", "iterates a " + name, "", where);
+    }
+  }
+
+  // std::hash<T*>::operator() or std::less<T*>: a result that follows addresses.
+  static bool hashes_pointer(const FunctionDecl* fn) {
+    const auto* method = dyn_cast<CXXMethodDecl>(fn);
+    if (method == nullptr) return false;
+    const auto* spec = dyn_cast<ClassTemplateSpecializationDecl>(method->getParent());
+    if (spec == nullptr || spec->getTemplateArgs().size() == 0 || qualified_name(spec) != "std::hash") return false;
+    const TemplateArgument& arg = spec->getTemplateArgs()[0];
+    return arg.getKind() == TemplateArgument::Type && arg.getAsType()->isPointerType();
+  }
+
+  // reprise::Activity<&fn>{name} with a name computed at run time: history
+  // would record whatever the string held.
+  void check_activity_handle(const CXXConstructExpr* construct) {
+    const CXXRecordDecl* record = construct->getConstructor()->getParent();
+    if (construct->getNumArgs() != 1 || qualified_name(record) != "reprise::Activity") return;
+    const Expr* name = construct->getArg(0);
+    if (name->getType()->isRecordType()) return;  // the copy constructor
+    if (!isa<StringLiteral>(name->IgnoreParenImpCasts()) && !name->isCXX11ConstantExpr(ast_)) {
+      add_hazard("reprise-untyped-activity", "names an activity with a run-time string", "", construct);
+    }
+  }
+
+  ASTContext& ast_;
+  const SourceManager& sm_;
+  CommentIndex& comments_;
+  FunctionFacts& facts_;
+  std::set<const DeclRefExpr*> written_;
+  std::set<const DeclRefExpr*> called_refs_;
+};
+
+// Walks a translation unit for function bodies: definitions, template
+// instantiations and lambdas, skipping system headers and the SDK.
+class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
+ public:
+  UnitVisitor(ASTContext& ast, std::vector<FunctionFacts>& out)
+      : ast_(ast), sm_(ast.getSourceManager()), comments_(sm_), out_(out) {}
+
+  bool shouldVisitTemplateInstantiations() const { return true; }
+
+  bool TraverseDecl(Decl* decl) {
+    if (decl == nullptr || isa<TranslationUnitDecl>(decl)) return RecursiveASTVisitor::TraverseDecl(decl);
+    if (in_system_header(decl, sm_)) return true;
+    if (const auto* ns = dyn_cast<NamespaceDecl>(decl); ns && ns->getName() == "reprise") return true;
+    return RecursiveASTVisitor::TraverseDecl(decl);
+  }
+
+  bool VisitFunctionDecl(FunctionDecl* fn) {
+    if (fn->doesThisDeclarationHaveABody() && !fn->isDependentContext() && !fn->isImplicit() && !in_sdk(fn)) {
+      collect(fn, fn->getBeginLoc());
+    }
+    return true;
+  }
+
+  bool VisitLambdaExpr(LambdaExpr* lambda) {
+    CXXMethodDecl* op = lambda->getCallOperator();
+    if (!op->isDependentContext() && !in_sdk(op)) collect(op, lambda->getBeginLoc());
+    return true;
+  }
+
+ private:
+  void collect(FunctionDecl* fn, SourceLocation start) {
+    std::string key = function_key(fn, sm_);
+    if (!seen_.insert(key).second) return;
+    FunctionFacts facts;
+    facts.key = key;
+    facts.where = location_of(fn->getLocation(), sm_);
+    auto* method = dyn_cast<CXXMethodDecl>(fn);
+    if (method != nullptr && method->getParent()->isLambda()) {
+      facts.name = "lambda at " + display_path(facts.where.file) + ":" + std::to_string(facts.where.line);
+    } else {
+      facts.name = qualified_name(fn);
+    }
+    if (returns_workflow(fn)) {
+      facts.role = Role::kWorkflow;
+    } else if (takes_stackful_context(fn)) {
+      facts.role = Role::kStackfulWorkflow;
+    }
+    // A comment above the function, or above its template header.
+    facts.suppressed = comments_.at(start);
+    if (const FunctionDecl* pattern = fn->getTemplateInstantiationPattern()) {
+      if (const auto* tmpl = pattern->getDescribedFunctionTemplate()) {
+        auto above = comments_.at(tmpl->getBeginLoc());
+        facts.suppressed.insert(above.begin(), above.end());
+      }
+    }
+    BodyVisitor body(ast_, comments_, facts);
+    body.TraverseDecl(fn);
+    out_.push_back(std::move(facts));
+  }
+
+  ASTContext& ast_;
+  const SourceManager& sm_;
+  CommentIndex comments_;
+  std::vector<FunctionFacts>& out_;
+  std::set<std::string> seen_;
+};
+
+class CollectConsumer : public ASTConsumer {
+ public:
+  explicit CollectConsumer(std::vector<FunctionFacts>& out) : out_(out) {}
+  void HandleTranslationUnit(ASTContext& ast) override {
+    UnitVisitor visitor(ast, out_);
+    visitor.TraverseDecl(ast.getTranslationUnitDecl());
+  }
+
+ private:
+  std::vector<FunctionFacts>& out_;
+};
+
+class CollectAction : public ASTFrontendAction {
+ public:
+  explicit CollectAction(std::vector<FunctionFacts>& out) : out_(out) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance&, llvm::StringRef) override {
+    return std::make_unique<CollectConsumer>(out_);
+  }
+
+ private:
+  std::vector<FunctionFacts>& out_;
+};
+
+class CollectFactory : public tooling::FrontendActionFactory {
+ public:
+  explicit CollectFactory(std::vector<FunctionFacts>& out) : out_(out) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<CollectAction>(out_); }
+
+ private:
+  std::vector<FunctionFacts>& out_;
+};
+
+}  // namespace
+
+std::unique_ptr<tooling::FrontendActionFactory> make_collector(std::vector<FunctionFacts>& out) {
+  return std::make_unique<CollectFactory>(out);
+}
+
+}  // namespace reprise::lint

@@ -1,0 +1,74 @@
+// What reprise-lint learns about each function, one translation unit at a
+// time. Facts from every unit are merged by key (the clang USR, stable across
+// units), then checked over the whole program (analysis.hpp).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace reprise::lint {
+
+struct Location {
+  std::string file;
+  unsigned line = 0;
+  unsigned column = 0;
+
+  bool operator<(const Location& other) const {
+    return std::tie(file, line, column) < std::tie(other.file, other.line, other.column);
+  }
+  bool operator==(const Location&) const = default;
+};
+
+// Rule ids silenced by `// reprise-lint: ignore[...]` comments; "*" silences all.
+using Suppressions = std::set<std::string>;
+
+inline bool silences(const Suppressions& suppressions, const std::string& rule) {
+  return suppressions.count("*") != 0 || suppressions.count(rule) != 0;
+}
+
+// Something in a function's own body that breaks replay: a clock read, a
+// write to a global, a blocking call...
+struct Hazard {
+  std::string rule;
+  std::string what;    // "std::chrono::system_clock::now", "global 'counter'"
+  std::string callee;  // the qualified name when it is a call (the config matches it)
+  Location where;
+  Suppressions suppressed;
+};
+
+// A call (or a reference that may become one) from a function's body.
+struct Call {
+  std::string callee_key;
+  std::string callee_name;
+  Location where;
+  Suppressions suppressed;
+  bool followed = true;  // false for functions the linter does not look into (std, the SDK)
+};
+
+enum class Role { kPlain, kWorkflow, kStackfulWorkflow };
+
+struct FunctionFacts {
+  std::string key;
+  std::string name;  // qualified, without parameters: "orders::checkout"
+  Location where;
+  Role role = Role::kPlain;
+  Suppressions suppressed;  // by a comment above the function
+  std::vector<Call> calls;
+  std::vector<Hazard> hazards;
+};
+
+// The whole program: every function whose body some translation unit saw.
+struct Program {
+  std::map<std::string, FunctionFacts> functions;
+
+  // The first unit to see a function (one defined in a header is seen by
+  // many, identically) provides its facts.
+  void merge(std::vector<FunctionFacts> facts) {
+    for (auto& f : facts) functions.try_emplace(f.key, std::move(f));
+  }
+};
+
+}  // namespace reprise::lint

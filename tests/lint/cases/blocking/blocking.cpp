@@ -1,0 +1,26 @@
+// reprise-blocking: sleeping or waiting on the thread instead of on history.
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+#include "reprise/workflow.hpp"
+
+std::mutex table_mutex;
+
+reprise::Workflow<void> naps(reprise::WorkflowContext& ctx) {
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  usleep(100);
+  co_await ctx.sleep(std::chrono::seconds(1));
+}
+
+reprise::Workflow<int> waits(reprise::WorkflowContext&, std::future<int> f) {
+  std::condition_variable cv;
+  std::unique_lock lock(table_mutex);
+  cv.wait(lock);
+  co_return f.get();
+}
+
+// Negative: a timer in history.
+reprise::Workflow<void> timer(reprise::WorkflowContext& ctx) { co_await ctx.sleep(std::chrono::hours(24)); }

@@ -1,0 +1,32 @@
+// reprise-clock: reading a clock in workflow code; ctx.now() is the fix.
+#include <chrono>
+#include <ctime>
+#include <string>
+#include <sys/time.h>
+
+#include "reprise/activity.hpp"
+#include "reprise/workflow.hpp"
+
+using namespace std::chrono_literals;
+
+reprise::Workflow<long> reads_clocks(reprise::WorkflowContext& ctx) {
+  auto wall = std::chrono::system_clock::now();
+  auto mono = std::chrono::steady_clock::now();
+  std::time_t t = std::time(nullptr);
+  timeval tv{};
+  gettimeofday(&tv, nullptr);
+  std::tm* local = std::localtime(&t);
+  co_await ctx.sleep(1s);
+  co_return (mono.time_since_epoch() + wall.time_since_epoch()).count() + local->tm_hour + tv.tv_sec;
+}
+
+// Negative: the workflow's own clock and plain chrono arithmetic.
+reprise::Workflow<long> uses_ctx_now(reprise::WorkflowContext& ctx) {
+  auto start = ctx.now();
+  co_await ctx.sleep(5s);
+  auto elapsed = ctx.now() - start;
+  co_return std::chrono::duration_cast<std::chrono::seconds>(elapsed + 1min).count();
+}
+
+// Negative: an activity may read the clock; it is not workflow code.
+std::string stamp(reprise::ActivityContext&) { return std::to_string(std::time(nullptr)); }

@@ -1,0 +1,4 @@
+#pragma once
+
+double compute_fee(double amount);
+double exchange_rate();

@@ -1,0 +1,38 @@
+// reprise-io: files, sockets, environment and processes belong in activities.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/socket.h>
+
+#include "reprise/activity.hpp"
+#include "reprise/workflow.hpp"
+
+reprise::Workflow<std::string> reads_world(reprise::WorkflowContext&) {
+  std::ifstream in("/etc/hostname");
+  std::string host;
+  in >> host;
+  FILE* f = std::fopen("/tmp/x", "r");
+  bool exists = std::filesystem::exists("/tmp/flag");
+  const char* home = std::getenv("HOME");
+  std::system("true");
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  co_return host + (f != nullptr ? "f" : "") + (exists ? "e" : "") + home + std::to_string(fd);
+}
+
+// Negative: formatting in memory is deterministic.
+reprise::Workflow<std::string> formats(reprise::WorkflowContext&, int n) {
+  std::ostringstream out;
+  out << "order-" << n;
+  co_return out.str();
+}
+
+// Negative: the same I/O inside an activity.
+std::string hostname(reprise::ActivityContext&) {
+  std::ifstream in("/etc/hostname");
+  std::string host;
+  in >> host;
+  return host;
+}

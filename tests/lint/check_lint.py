@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Runs reprise-lint over one corpus case and checks its output exactly.
+
+A case is a directory of .cpp files (one translation unit each) and
+expected.txt, the exact text report. Optional: lint.conf (passed as
+--config) and args.txt (more command-line arguments, e.g. --strict).
+The compile database is written to a temporary directory, with the flags
+the project's own code uses. The exit code must be 1 when the report has an
+error, else 0.
+
+usage: check_lint.py LINTER CASE_DIR [--update] -- COMPILE_FLAGS...
+"""
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+args = sys.argv[1:]
+split = args.index("--")
+linter, case, *options = args[:split]
+flags = args[split + 1:]
+case = pathlib.Path(case).resolve()
+linter = str(pathlib.Path(linter).resolve())
+update = "--update" in options
+
+with tempfile.TemporaryDirectory() as build:
+    commands = [{"directory": str(case), "file": str(source),
+                 "arguments": ["clang++-14", *flags, "-c", str(source), "-o", "/dev/null"]}
+                for source in sorted(case.glob("*.cpp"))]
+    pathlib.Path(build, "compile_commands.json").write_text(json.dumps(commands, indent=1))
+    command = [linter, "-p", build]
+    if (case / "lint.conf").exists():
+        command += ["--config", "lint.conf"]
+    if (case / "args.txt").exists():
+        command += (case / "args.txt").read_text().split()
+    result = subprocess.run(command, cwd=case, capture_output=True, text=True)
+
+expected_path = case / "expected.txt"
+if update:
+    expected_path.write_text(result.stdout)
+expected = expected_path.read_text()
+want_rc = 1 if ": error: " in expected else 0
+ok = True
+if result.stdout != expected:
+    ok = False
+    print("FAIL: the report differs from expected.txt")
+    import difflib
+    sys.stdout.writelines(difflib.unified_diff(expected.splitlines(True), result.stdout.splitlines(True),
+                                               "expected.txt", "reprise-lint"))
+if result.returncode != want_rc:
+    ok = False
+    print(f"FAIL: exit code {result.returncode}, expected {want_rc}")
+    print(result.stderr[-4000:])
+if not ok:
+    sys.exit(1)
+print(f"ok: {case.name}: {expected.strip().splitlines()[-1]}")
