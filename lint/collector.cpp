@@ -255,7 +255,10 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     if (method->getDeclName().isIdentifier() && (method->getName() == "begin" || method->getName() == "cbegin")) {
       check_iteration(object->getType(), object);
     }
-    if (method->isVirtual() && !method->hasAttr<FinalAttr>() && !method->getParent()->hasAttr<FinalAttr>()) {
+    // A virtual call into the standard library (what()) has no user code to miss.
+    bool user_method = !in_system_header(method, sm_) && !in_sdk(method);
+    if (user_method && method->isVirtual() && !method->hasAttr<FinalAttr>() &&
+        !method->getParent()->hasAttr<FinalAttr>()) {
       const auto* member = dyn_cast<MemberExpr>(call->getCallee()->IgnoreParenImpCasts());
       bool qualified = member != nullptr && member->hasQualifier();
       const Expr* base = object->IgnoreParenImpCasts();
