@@ -11,6 +11,7 @@
 #include "examples/long_loop.hpp"
 #include "examples/report.hpp"
 #include "examples/saga.hpp"
+#include "examples/stackful.hpp"
 #include "examples/versioning.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"

@@ -25,6 +25,9 @@ void register_all(reprise::Worker& worker) {
   worker.register_workflow(shipping_v2_wf);
   worker.register_activity(ship_activity);
   worker.register_activity(fraud_check_activity);
+  worker.register_workflow(hello_stackful_wf);
+  worker.register_workflow(transfer_stackful_wf);
+  worker.register_workflow(feed_loop_stackful_wf);
 }
 
 namespace {
@@ -75,6 +78,28 @@ bool run_all(reprise::Client& client, const std::string& queue, const std::strin
       check.expect("alice -> closed-carol compensated: " + std::string(e.what()), e.type(),
                    std::string("TransferFailed"));
     }
+
+    std::fprintf(out, "the stackful style: hello, the saga and the loop as plain functions\n");
+    const std::string stackful_greeting =
+        client.execute(hello_stackful_wf, {.id = id("hello-stackful"), .task_queue = queue}, std::string("fibers"));
+    check.expect("hello_stackful -> \"" + stackful_greeting + "\"", stackful_greeting, std::string("Hello, fibers!"));
+    const std::string stackful_moved = client.execute(transfer_stackful_wf,
+                                                      {.id = id("transfer-stackful-ok"), .task_queue = queue},
+                                                      Transfer{"dave", "erin", 700});
+    check.expect("dave -> erin: " + stackful_moved, stackful_moved,
+                 std::string("withdrew 700 from dave, deposited 700 to erin"));
+    try {
+      client.execute(transfer_stackful_wf, {.id = id("transfer-stackful-closed"), .task_queue = queue},
+                     Transfer{"dave", "closed-frank", 300});
+      check.fail("a stackful transfer to a closed account succeeded");
+    } catch (const reprise::WorkflowFailedError& e) {
+      check.expect("dave -> closed-frank compensated: " + std::string(e.what()), e.type(),
+                   std::string("TransferFailed"));
+    }
+    const Tally stackful_tally = client.execute(feed_loop_stackful_wf, {.id = id("loop-stackful"), .task_queue = queue},
+                                                Tally{}, int64_t{12}, int64_t{5});
+    check.expect("feed_loop_stackful: 12 rounds over " + std::to_string(stackful_tally.runs) + " runs",
+                 stackful_tally.rounds * 10 + stackful_tally.runs, int64_t{123});
 
     std::fprintf(out, "human approval\n");
     auto approval = client.start(expense_wf, {.id = id("expense"), .task_queue = queue}, std::string("laptop"),

@@ -28,6 +28,7 @@
 
 #include "history/status.hpp"
 #include "reprise/detail/blobs.hpp"
+#include "reprise/stackful.hpp"
 #include "reprise/v1/history.pb.h"
 #include "reprise/workflow.hpp"
 
@@ -204,9 +205,10 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::unique_ptr<std::mt19937_64> random_;
 };
 
-// Adapts `Workflow<R> fn(WorkflowContext&, Args...)` to a WorkflowStarter.
+// Adapts `Workflow<R> fn(WorkflowContext&, Args...)`, or a stackful
+// `R fn(StackfulContext&, Args...)` run on stacks of `stack`, to a WorkflowStarter.
 template <auto Fn>
-WorkflowStarter make_starter(std::string name);
+WorkflowStarter make_starter(std::string name, StackOptions stack = {});
 
 }  // namespace reprise::worker
 

@@ -32,14 +32,20 @@ class TypedRunning final : public RunningWorkflow {
 
 }  // namespace starter
 
+// A stackful workflow (first parameter StackfulContext&) runs on a stack of
+// `stack`'s size; a stackless one ignores it.
 template <auto Fn>
-WorkflowStarter make_starter(std::string name) {
+WorkflowStarter make_starter(std::string name, StackOptions stack) {
   using Sig = reprise::detail::WorkflowSignature<decltype(Fn)>;
-  return [name = std::move(name)](WorkflowContext& ctx, const v1::Payloads& input,
-                                  const PayloadLoader& load) -> std::unique_ptr<RunningWorkflow> {
+  return [name = std::move(name), stack](WorkflowContext& ctx, const v1::Payloads& input,
+                                         const PayloadLoader& load) -> std::unique_ptr<RunningWorkflow> {
     auto call = [&]<typename... Args>(std::tuple<Args...>*) {
       std::tuple<Args...> args = from_payloads<Args...>(input, "the input of workflow '" + name + "'", load);
-      return std::apply([&](Args&... a) { return Fn(ctx, std::move(a)...); }, args);
+      if constexpr (Sig::stackful) {
+        return StackfulContext::run_workflow<Fn>(ctx, std::move(args), stack);
+      } else {
+        return std::apply([&](Args&... a) { return Fn(ctx, std::move(a)...); }, args);
+      }
     };
     return std::make_unique<starter::TypedRunning<typename Sig::result>>(
         call(static_cast<typename Sig::args*>(nullptr)));

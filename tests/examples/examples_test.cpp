@@ -66,6 +66,13 @@ TEST(Examples, AWorkerKilledMidRunIsReplacedAndTheWorkflowsFinish) {
     runs.push_back(client.start(examples::feed_loop_wf, {.id = "loop-" + std::to_string(i), .task_queue = "examples"},
                                 examples::Tally{}, int64_t{40}, int64_t{10}));
   }
+  // The same loop in the stackful style: its stacks die with the worker.
+  std::vector<WorkflowHandle<examples::Tally>> stackful_runs;
+  for (int i = 0; i < 2; ++i) {
+    stackful_runs.push_back(client.start(examples::feed_loop_stackful_wf,
+                                         {.id = "stackful-loop-" + std::to_string(i), .task_queue = "examples"},
+                                         examples::Tally{}, int64_t{40}, int64_t{10}));
+  }
   for (int i = 0; i < 200 && client.handle(examples::feed_loop_wf, "loop-0").describe().info().history_length() < 12;
        ++i) {
     std::this_thread::sleep_for(10ms);
@@ -74,6 +81,11 @@ TEST(Examples, AWorkerKilledMidRunIsReplacedAndTheWorkflowsFinish) {
   first->wait();
   auto second = start_worker();
   for (auto& run : runs) {
+    const examples::Tally tally = run.result(60s);
+    EXPECT_EQ(tally.rounds, 40);
+    EXPECT_EQ(tally.runs, 4);
+  }
+  for (auto& run : stackful_runs) {
     const examples::Tally tally = run.result(60s);
     EXPECT_EQ(tally.rounds, 40);
     EXPECT_EQ(tally.runs, 4);

@@ -13,6 +13,7 @@
 namespace reprise {
 
 class WorkflowContext;
+class StackfulContext;
 class ActivityContext;
 
 namespace detail {
@@ -60,8 +61,8 @@ namespace detail {
 template <typename F>
 struct WorkflowSignature {
   static_assert(always_false<F>,
-                "reprise: a workflow is a function `reprise::Workflow<R> f(reprise::WorkflowContext&, Args...)`; "
-                "this one does not return reprise::Workflow<R> or does not take reprise::WorkflowContext& first");
+                "reprise: a workflow is a function `reprise::Workflow<R> f(reprise::WorkflowContext&, Args...)` "
+                "or, stackful, `R f(reprise::StackfulContext&, Args...)`; this one is neither");
   using result = void;
   using args = std::tuple<>;
 };
@@ -76,12 +77,27 @@ struct WorkflowSignature<Workflow<R> (*)(WorkflowContext&, Args...)> {
   static_assert(std::is_void_v<R> || Serializable<R>, "reprise: a workflow's result must be Serializable or void");
   using result = R;
   using args = std::tuple<std::decay_t<Args>...>;
+  static constexpr bool stackful = false;
+};
+// The stackful style (reprise/stackful.hpp): the same rules.
+template <typename R, typename... Args>
+struct WorkflowSignature<R (*)(StackfulContext&, Args...)> {
+  static_assert(
+      (!std::is_reference_v<Args> && ...),
+      "reprise: workflow parameters must be taken by value: a workflow outlives the call that started it");
+  static_assert((Serializable<std::remove_cvref_t<Args>> && ...),
+                "reprise: workflow parameters must be Serializable (not pointers, std::function, threads or mutexes): "
+                "they travel through history");
+  static_assert(std::is_void_v<R> || Serializable<R>, "reprise: a workflow's result must be Serializable or void");
+  using result = R;
+  using args = std::tuple<std::decay_t<Args>...>;
+  static constexpr bool stackful = true;
 };
 
 }  // namespace detail
 
-// A typed handle to a workflow function `Workflow<R> f(WorkflowContext&, Args...)`,
-// named as history records it.
+// A typed handle to a workflow function `Workflow<R> f(WorkflowContext&, Args...)`
+// or, stackful, `R f(StackfulContext&, Args...)`, named as history records it.
 template <auto Fn>
 struct WorkflowDef {
   using signature = detail::WorkflowSignature<decltype(Fn)>;

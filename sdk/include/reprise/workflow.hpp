@@ -299,6 +299,7 @@ class WorkflowContext {
   bool replaying() const { return core_.replaying(); }
 
  private:
+  friend class StackfulContext;  // the stackful style wraps this context
   WorkflowContext(detail::WorkflowCore& core, bool cancellable) : core_(core), cancellable_(cancellable) {}
 
   template <typename T>

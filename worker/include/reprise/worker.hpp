@@ -66,6 +66,9 @@ struct WorkerOptions {
   // Events per page when a cache miss replays history (0: the server's
   // default of 1000); memory holds one page at a time.
   int history_page_events = 0;
+  // The stack of each stackful workflow and of each of its branches
+  // (reprise/stackful.hpp). The cache counts the whole reserved size.
+  StackOptions stack;
 };
 
 class Worker {
@@ -77,7 +80,7 @@ class Worker {
 
   template <auto Fn>
   void register_workflow(const WorkflowDef<Fn>& workflow) {
-    add_workflow(workflow.name, worker::make_starter<Fn>(workflow.name));
+    add_workflow(workflow.name, worker::make_starter<Fn>(workflow.name, options_.stack));
   }
   template <auto Fn>
   void register_activity(const Activity<Fn>& activity) {
