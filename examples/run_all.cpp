@@ -83,9 +83,8 @@ bool run_all(reprise::Client& client, const std::string& queue, const std::strin
     const std::string stackful_greeting =
         client.execute(hello_stackful_wf, {.id = id("hello-stackful"), .task_queue = queue}, std::string("fibers"));
     check.expect("hello_stackful -> \"" + stackful_greeting + "\"", stackful_greeting, std::string("Hello, fibers!"));
-    const std::string stackful_moved = client.execute(transfer_stackful_wf,
-                                                      {.id = id("transfer-stackful-ok"), .task_queue = queue},
-                                                      Transfer{"dave", "erin", 700});
+    const std::string stackful_moved = client.execute(
+        transfer_stackful_wf, {.id = id("transfer-stackful-ok"), .task_queue = queue}, Transfer{"dave", "erin", 700});
     check.expect("dave -> erin: " + stackful_moved, stackful_moved,
                  std::string("withdrew 700 from dave, deposited 700 to erin"));
     try {

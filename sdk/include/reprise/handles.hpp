@@ -82,9 +82,8 @@ struct WorkflowSignature<Workflow<R> (*)(WorkflowContext&, Args...)> {
 // The stackful style (reprise/stackful.hpp): the same rules.
 template <typename R, typename... Args>
 struct WorkflowSignature<R (*)(StackfulContext&, Args...)> {
-  static_assert(
-      (!std::is_reference_v<Args> && ...),
-      "reprise: workflow parameters must be taken by value: a workflow outlives the call that started it");
+  static_assert((!std::is_reference_v<Args> && ...),
+                "reprise: workflow parameters must be taken by value: a workflow outlives the call that started it");
   static_assert((Serializable<std::remove_cvref_t<Args>> && ...),
                 "reprise: workflow parameters must be Serializable (not pointers, std::function, threads or mutexes): "
                 "they travel through history");

@@ -114,11 +114,8 @@ class [[nodiscard]] Blocking {
   // The value, or the error the future's co_await would throw.
   decltype(auto) get() { return run_->wait_for(future_); }
   bool ready() const { return future_.ready(); }
-  void cancel()
-    requires requires(F& f) { f.cancel(); }
-  {
-    future_.cancel();
-  }
+  void cancel() requires requires(F& f) { f.cancel(); }
+  { future_.cancel(); }
   // The stackless future, for reprise::any and other awaitables.
   F& future() { return future_; }
 
