@@ -88,7 +88,7 @@ std::vector<Finding> analyze(const Program& program, const Config& config, const
 
   std::vector<Finding> findings;
   for (const auto& [key, fn] : program.functions) {
-    if (fn.role == Role::kPlain || config.excluded(fn.where.file)) continue;
+    if (!program.is_root(fn) || config.excluded(fn.where.file)) continue;
     for (const auto& rule_id : rule_ids) RootSearch(program, config, fn, rule_id, findings).run();
   }
   auto order = [](const Finding& f) {

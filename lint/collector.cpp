@@ -323,8 +323,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
 // instantiations and lambdas, skipping system headers and the SDK.
 class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
  public:
-  UnitVisitor(ASTContext& ast, std::vector<FunctionFacts>& out)
-      : ast_(ast), sm_(ast.getSourceManager()), comments_(sm_), out_(out) {}
+  UnitVisitor(ASTContext& ast, UnitFacts& out) : ast_(ast), sm_(ast.getSourceManager()), comments_(sm_), out_(out) {}
 
   bool shouldVisitTemplateInstantiations() const { return true; }
 
@@ -348,6 +347,15 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
     return true;
   }
 
+  // `reprise::WorkflowDef<&fn> handle{"name"}`: fn is a workflow, whatever
+  // its style.
+  bool VisitVarDecl(VarDecl* var) {
+    if (const FunctionDecl* fn = workflow_handle_target(var->getType())) {
+      out_.registered_workflows.insert(function_key(fn, sm_));
+    }
+    return true;
+  }
+
  private:
   void collect(FunctionDecl* fn, SourceLocation start) {
     std::string key = function_key(fn, sm_);
@@ -361,11 +369,7 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
     } else {
       facts.name = qualified_name(fn);
     }
-    if (returns_workflow(fn)) {
-      facts.role = Role::kWorkflow;
-    } else if (takes_stackful_context(fn)) {
-      facts.role = Role::kStackfulWorkflow;
-    }
+    facts.returns_workflow = returns_workflow(fn);
     // A comment above the function, or above its template header.
     facts.suppressed = comments_.at(start);
     if (const FunctionDecl* pattern = fn->getTemplateInstantiationPattern()) {
@@ -376,51 +380,51 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
     }
     BodyVisitor body(ast_, comments_, facts);
     body.TraverseDecl(fn);
-    out_.push_back(std::move(facts));
+    out_.functions.push_back(std::move(facts));
   }
 
   ASTContext& ast_;
   const SourceManager& sm_;
   CommentIndex comments_;
-  std::vector<FunctionFacts>& out_;
+  UnitFacts& out_;
   std::set<std::string> seen_;
 };
 
 class CollectConsumer : public ASTConsumer {
  public:
-  explicit CollectConsumer(std::vector<FunctionFacts>& out) : out_(out) {}
+  explicit CollectConsumer(UnitFacts& out) : out_(out) {}
   void HandleTranslationUnit(ASTContext& ast) override {
     UnitVisitor visitor(ast, out_);
     visitor.TraverseDecl(ast.getTranslationUnitDecl());
   }
 
  private:
-  std::vector<FunctionFacts>& out_;
+  UnitFacts& out_;
 };
 
 class CollectAction : public ASTFrontendAction {
  public:
-  explicit CollectAction(std::vector<FunctionFacts>& out) : out_(out) {}
+  explicit CollectAction(UnitFacts& out) : out_(out) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance&, llvm::StringRef) override {
     return std::make_unique<CollectConsumer>(out_);
   }
 
  private:
-  std::vector<FunctionFacts>& out_;
+  UnitFacts& out_;
 };
 
 class CollectFactory : public tooling::FrontendActionFactory {
  public:
-  explicit CollectFactory(std::vector<FunctionFacts>& out) : out_(out) {}
+  explicit CollectFactory(UnitFacts& out) : out_(out) {}
   std::unique_ptr<FrontendAction> create() override { return std::make_unique<CollectAction>(out_); }
 
  private:
-  std::vector<FunctionFacts>& out_;
+  UnitFacts& out_;
 };
 
 }  // namespace
 
-std::unique_ptr<tooling::FrontendActionFactory> make_collector(std::vector<FunctionFacts>& out) {
+std::unique_ptr<tooling::FrontendActionFactory> make_collector(UnitFacts& out) {
   return std::make_unique<CollectFactory>(out);
 }
 

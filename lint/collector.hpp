@@ -12,8 +12,8 @@
 
 namespace reprise::lint {
 
-// A factory for ClangTool::run: each translation unit it parses appends the
-// facts of its functions to `out`.
-std::unique_ptr<clang::tooling::FrontendActionFactory> make_collector(std::vector<FunctionFacts>& out);
+// A factory for ClangTool::run: each translation unit it parses adds its
+// facts to `out`.
+std::unique_ptr<clang::tooling::FrontendActionFactory> make_collector(UnitFacts& out);
 
 }  // namespace reprise::lint

@@ -1,6 +1,7 @@
 #include "lint/decl_names.hpp"
 
 #include <clang/AST/DeclCXX.h>
+#include <clang/AST/DeclTemplate.h>
 #include <clang/Index/USRGeneration.h>
 #include <llvm/ADT/SmallString.h>
 
@@ -82,7 +83,14 @@ bool first_parameter_is(const FunctionDecl* fn, const char* name) {
 
 bool returns_workflow(const FunctionDecl* fn) { return is_sdk_class(fn->getReturnType(), "reprise::Workflow"); }
 
-bool takes_stackful_context(const FunctionDecl* fn) { return first_parameter_is(fn, "reprise::StackfulContext"); }
+const FunctionDecl* workflow_handle_target(QualType type) {
+  const auto* spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(type->getAsCXXRecordDecl());
+  if (spec == nullptr || spec->getTemplateArgs().size() != 1 || qualified_name(spec) != "reprise::WorkflowDef") {
+    return nullptr;
+  }
+  const TemplateArgument& arg = spec->getTemplateArgs()[0];
+  return arg.getKind() == TemplateArgument::Declaration ? dyn_cast<FunctionDecl>(arg.getAsDecl()) : nullptr;
+}
 
 bool is_activity_function(const FunctionDecl* fn) { return first_parameter_is(fn, "reprise::ActivityContext"); }
 

@@ -29,8 +29,8 @@ bool in_sdk(const clang::Decl* decl);
 // `reprise::Workflow<T> f(...)`: a stackless workflow root.
 bool returns_workflow(const clang::FunctionDecl* fn);
 
-// `R f(reprise::StackfulContext&, ...)`: a stackful workflow root.
-bool takes_stackful_context(const clang::FunctionDecl* fn);
+// The function a `reprise::WorkflowDef<&fn>` type names, if `type` is one.
+const clang::FunctionDecl* workflow_handle_target(clang::QualType type);
 
 // `R f(reprise::ActivityContext&, ...)`: an activity function.
 bool is_activity_function(const clang::FunctionDecl* fn);

@@ -48,27 +48,39 @@ struct Call {
   bool followed = true;  // false for functions the linter does not look into (std, the SDK)
 };
 
-enum class Role { kPlain, kWorkflow, kStackfulWorkflow };
-
 struct FunctionFacts {
   std::string key;
   std::string name;  // qualified, without parameters: "orders::checkout"
   Location where;
-  Role role = Role::kPlain;
-  Suppressions suppressed;  // by a comment above the function
+  bool returns_workflow = false;  // reprise::Workflow<T>: a stackless workflow
+  Suppressions suppressed;        // by a comment above the function
   std::vector<Call> calls;
   std::vector<Hazard> hazards;
+};
+
+// What one translation unit contributes.
+struct UnitFacts {
+  std::vector<FunctionFacts> functions;
+  // Functions named by a reprise::WorkflowDef<&fn> handle: how a stackful
+  // workflow (a plain function) is told from its helpers.
+  std::set<std::string> registered_workflows;
 };
 
 // The whole program: every function whose body some translation unit saw.
 struct Program {
   std::map<std::string, FunctionFacts> functions;
+  std::set<std::string> registered_workflows;
 
   // The first unit to see a function (one defined in a header is seen by
   // many, identically) provides its facts.
-  void merge(std::vector<FunctionFacts> facts) {
-    for (auto& f : facts) functions.try_emplace(f.key, std::move(f));
+  void merge(UnitFacts unit) {
+    for (auto& f : unit.functions) functions.try_emplace(f.key, std::move(f));
+    registered_workflows.merge(unit.registered_workflows);
   }
+
+  // Where the checks start: every stackless workflow, and every function a
+  // workflow handle names.
+  bool is_root(const FunctionFacts& fn) const { return fn.returns_workflow || registered_workflows.count(fn.key) != 0; }
 };
 
 }  // namespace reprise::lint

@@ -122,7 +122,7 @@ std::vector<std::string> collect_facts(const clang::tooling::CompilationDatabase
   std::vector<std::string> failed;
   auto work = [&] {
     for (size_t i = next++; i < files.size(); i = next++) {
-      std::vector<FunctionFacts> facts;
+      UnitFacts facts;
       clang::tooling::ClangTool tool(db, {files[i]});
       tool.appendArgumentsAdjuster(lint_adjuster());
       int rc = tool.run(make_collector(facts).get());
@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
   auto findings = analyze(program, config, AnalysisOptions{args.strict});
 
   Summary summary{files.size(), 0};
-  for (const auto& [key, fn] : program.functions) summary.workflows += fn.role != Role::kPlain;
+  for (const auto& [key, fn] : program.functions) summary.workflows += program.is_root(fn);
   write_report(std::cout, args.format, findings, summary);
   if (!failed.empty()) {
     for (const auto& f : failed) std::cerr << "reprise-lint: could not parse " << f << "\n";
