@@ -6,8 +6,11 @@
 //       this process), levels and modes interleaved across rounds; median
 //       and min–max over rounds, p50/p99 start-to-close latency.
 //   sdk_driver --server PATH/reprise-server parked [--count 10000]
+//              [--style stackless|stackful] [--stack-kib 64] [--no-guard]
 //       memory per cached parked workflow: `count` workflows waiting on a
 //       signal in one worker; this process's RSS growth divided by count.
+//       Stackful ones run on stacks of --stack-kib (each guarded stack is two
+//       memory mappings: beyond ~32,000 raise vm.max_map_count).
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 
 #include "child_process.hpp"
 #include "reprise/client.hpp"
+#include "reprise/stackful.hpp"
 #include "reprise/worker.hpp"
 #include "store_test_util.hpp"
 
@@ -44,6 +48,11 @@ Workflow<int64_t> park(WorkflowContext& ctx) {
   co_return co_await ctx.wait(wake);
 }
 inline constexpr WorkflowDef<&park> park_wf{"park"};
+int64_t park_stackful(StackfulContext& ctx) {
+  ++parked;
+  return ctx.wait(wake);
+}
+inline constexpr WorkflowDef<&park_stackful> park_stackful_wf{"park_stackful"};
 
 std::unique_ptr<engine::testing::ChildProcess> start_server(const std::string& binary, const std::string& db,
                                                             std::string& address) {
@@ -149,7 +158,8 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
   return 0;
 }
 
-int parked_mode(const std::string& server_binary, int64_t count) {
+template <auto Fn>
+int parked_mode(const std::string& server_binary, int64_t count, const WorkflowDef<Fn>& park_def, StackOptions stack) {
   engine::testing::TempDir dir;
   std::string address;
   auto server = start_server(server_binary, dir.file("parked.db"), address);
@@ -158,12 +168,13 @@ int parked_mode(const std::string& server_binary, int64_t count) {
                              .workflow_threads = 2,
                              .activity_threads = 1,
                              .cache_size = static_cast<int>(count) + 1000,
-                             .cache_bytes = size_t{16} << 30});
-  worker.register_workflow(park_wf);
+                             .cache_bytes = size_t{16} << 30,
+                             .stack = stack});
+  worker.register_workflow(park_def);
   worker.start();
   Client client(connection);
   // Warm up: the allocator's and gRPC's own growth should not count.
-  for (int i = 0; i < 200; ++i) client.start(park_wf, {.id = "warm-" + std::to_string(i), .task_queue = "park"});
+  for (int i = 0; i < 200; ++i) client.start(park_def, {.id = "warm-" + std::to_string(i), .task_queue = "park"});
   while (parked < 200) std::this_thread::sleep_for(10ms);
   std::this_thread::sleep_for(500ms);
   const int64_t before = rss_bytes();
@@ -172,7 +183,7 @@ int parked_mode(const std::string& server_binary, int64_t count) {
   for (int t = 0; t < 8; ++t) {
     starters.emplace_back([&, t] {
       for (int64_t i = t; i < count; i += 8) {
-        client.start(park_wf, {.id = "park-" + std::to_string(i), .task_queue = "park"});
+        client.start(park_def, {.id = "park-" + std::to_string(i), .task_queue = "park"});
       }
     });
   }
@@ -180,10 +191,10 @@ int parked_mode(const std::string& server_binary, int64_t count) {
   while (parked < count + 200) std::this_thread::sleep_for(50ms);
   std::this_thread::sleep_for(500ms);
   const int64_t after = rss_bytes();
-  std::printf("parked %lld workflows in %.1f s; RSS %lld -> %lld MiB; %.0f bytes per parked workflow\n",
-              static_cast<long long>(count), std::chrono::duration<double>(Steady::now() - started).count(),
-              static_cast<long long>(before >> 20), static_cast<long long>(after >> 20),
-              static_cast<double>(after - before) / static_cast<double>(count));
+  std::printf("parked %lld %s workflows in %.1f s; RSS %lld -> %lld MiB; %.0f bytes per parked workflow\n",
+              static_cast<long long>(count), park_def.name,
+              std::chrono::duration<double>(Steady::now() - started).count(), static_cast<long long>(before >> 20),
+              static_cast<long long>(after >> 20), static_cast<double>(after - before) / static_cast<double>(count));
   worker.stop();
   server->kill(SIGTERM);
   server->wait();
@@ -196,6 +207,8 @@ int main(int argc, char** argv) {
   std::string server, mode;
   int seconds = 5, rounds = 3;
   int64_t count = 10000;
+  std::string style = "stackless";
+  StackOptions stack;
   std::vector<int> levels = {1, 8, 64};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -208,6 +221,12 @@ int main(int argc, char** argv) {
       rounds = std::stoi(value());
     else if (arg == "--count")
       count = std::stoll(value());
+    else if (arg == "--style")
+      style = value();
+    else if (arg == "--stack-kib")
+      stack.bytes = std::stoull(value()) * 1024;
+    else if (arg == "--no-guard")
+      stack.guard_page = false;
     else if (arg == "--levels") {
       levels.clear();
       std::stringstream list(value());
@@ -215,9 +234,11 @@ int main(int argc, char** argv) {
     } else
       mode = arg;
   }
-  if (server.empty() || (mode != "hello" && mode != "parked")) {
+  if (server.empty() || (mode != "hello" && mode != "parked") || (style != "stackless" && style != "stackful")) {
     std::fprintf(stderr, "usage: sdk_driver --server PATH/reprise-server hello|parked [options]\n");
     return 2;
   }
-  return mode == "hello" ? hello_mode(server, seconds, rounds, levels) : parked_mode(server, count);
+  if (mode == "hello") return hello_mode(server, seconds, rounds, levels);
+  return style == "stackful" ? parked_mode(server, count, park_stackful_wf, stack)
+                             : parked_mode(server, count, park_wf, stack);
 }

@@ -68,7 +68,7 @@ struct WorkerOptions {
   int history_page_events = 0;
   // The stack of each stackful workflow and of each of its branches
   // (reprise/stackful.hpp). The cache counts the whole reserved size.
-  StackOptions stack;
+  StackOptions stack{};
 };
 
 class Worker {
