@@ -3,12 +3,13 @@
 
 A case is a directory of .cpp files (one translation unit each) and
 expected.txt, the exact text report. Optional: lint.conf (passed as
---config) and args.txt (more command-line arguments, e.g. --strict).
+--config); --lint-arg ARG (repeatable) runs the linter with more arguments,
+checked against --expected FILE instead of expected.txt.
 The compile database is written to a temporary directory, with the flags
 the project's own code uses. The exit code must be 1 when the report has an
 error, else 0.
 
-usage: check_lint.py LINTER CASE_DIR [--update] -- COMPILE_FLAGS...
+usage: check_lint.py LINTER CASE_DIR [--expected FILE] [--lint-arg ARG]... [--update] -- COMPILE_FLAGS...
 """
 import json
 import pathlib
@@ -23,6 +24,13 @@ flags = args[split + 1:]
 case = pathlib.Path(case).resolve()
 linter = str(pathlib.Path(linter).resolve())
 update = "--update" in options
+expected_name = "expected.txt"
+lint_args = []
+for i, option in enumerate(options):
+    if option == "--expected":
+        expected_name = options[i + 1]
+    elif option == "--lint-arg":
+        lint_args.append(options[i + 1])
 
 with tempfile.TemporaryDirectory() as build:
     commands = [{"directory": str(case), "file": str(source),
@@ -32,11 +40,10 @@ with tempfile.TemporaryDirectory() as build:
     command = [linter, "-p", build]
     if (case / "lint.conf").exists():
         command += ["--config", "lint.conf"]
-    if (case / "args.txt").exists():
-        command += (case / "args.txt").read_text().split()
+    command += lint_args
     result = subprocess.run(command, cwd=case, capture_output=True, text=True)
 
-expected_path = case / "expected.txt"
+expected_path = case / expected_name
 if update:
     expected_path.write_text(result.stdout)
 expected = expected_path.read_text()
@@ -44,10 +51,10 @@ want_rc = 1 if ": error: " in expected else 0
 ok = True
 if result.stdout != expected:
     ok = False
-    print("FAIL: the report differs from expected.txt")
+    print(f"FAIL: the report differs from {expected_name}")
     import difflib
     sys.stdout.writelines(difflib.unified_diff(expected.splitlines(True), result.stdout.splitlines(True),
-                                               "expected.txt", "reprise-lint"))
+                                               expected_name, "reprise-lint"))
 if result.returncode != want_rc:
     ok = False
     print(f"FAIL: exit code {result.returncode}, expected {want_rc}")

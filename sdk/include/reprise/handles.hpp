@@ -66,22 +66,10 @@ struct WorkflowSignature {
   using result = void;
   using args = std::tuple<>;
 };
-template <typename R, typename... Args>
-struct WorkflowSignature<Workflow<R> (*)(WorkflowContext&, Args...)> {
-  static_assert(
-      (!std::is_reference_v<Args> && ...),
-      "reprise: workflow parameters must be taken by value: a workflow coroutine outlives the call that started it");
-  static_assert((Serializable<std::remove_cvref_t<Args>> && ...),
-                "reprise: workflow parameters must be Serializable (not pointers, std::function, threads or mutexes): "
-                "they travel through history");
-  static_assert(std::is_void_v<R> || Serializable<R>, "reprise: a workflow's result must be Serializable or void");
-  using result = R;
-  using args = std::tuple<std::decay_t<Args>...>;
-  static constexpr bool stackful = false;
-};
-// The stackful style (reprise/stackful.hpp): the same rules.
-template <typename R, typename... Args>
-struct WorkflowSignature<R (*)(StackfulContext&, Args...)> {
+// The rules both styles share: parameters by value and Serializable, a
+// Serializable result.
+template <bool Stackful, typename R, typename... Args>
+struct CheckedWorkflowSignature {
   static_assert((!std::is_reference_v<Args> && ...),
                 "reprise: workflow parameters must be taken by value: a workflow outlives the call that started it");
   static_assert((Serializable<std::remove_cvref_t<Args>> && ...),
@@ -90,8 +78,13 @@ struct WorkflowSignature<R (*)(StackfulContext&, Args...)> {
   static_assert(std::is_void_v<R> || Serializable<R>, "reprise: a workflow's result must be Serializable or void");
   using result = R;
   using args = std::tuple<std::decay_t<Args>...>;
-  static constexpr bool stackful = true;
+  static constexpr bool stackful = Stackful;
 };
+template <typename R, typename... Args>
+struct WorkflowSignature<Workflow<R> (*)(WorkflowContext&, Args...)> : CheckedWorkflowSignature<false, R, Args...> {};
+// The stackful style (reprise/stackful.hpp).
+template <typename R, typename... Args>
+struct WorkflowSignature<R (*)(StackfulContext&, Args...)> : CheckedWorkflowSignature<true, R, Args...> {};
 
 }  // namespace detail
 

@@ -1,5 +1,6 @@
 // Calls the linter cannot follow: through a function pointer, a virtual
-// function or std::function. Reported only with --strict (args.txt).
+// function or std::function. Silent by default (expected.txt), reported with
+// --strict (expected-strict.txt).
 #include <functional>
 
 #include "reprise/workflow.hpp"
