@@ -187,6 +187,7 @@ int main(int argc, char** argv) {
   Summary summary{files.size(), 0};
   for (const auto& [key, fn] : program.functions) summary.workflows += program.is_root(fn);
   write_report(std::cout, args.format, findings, summary);
+  std::cout.flush();  // before anything at exit (a sanitizer's report) can end the process
   if (!failed.empty()) {
     for (const auto& f : failed) std::cerr << "reprise-lint: could not parse " << f << "\n";
     return 2;

@@ -1,5 +1,7 @@
 #include "reprise/detail/fiber.hpp"
 
+#include <cxxabi.h>
+
 #include <boost/context/fiber.hpp>
 #include <boost/context/fixedsize_stack.hpp>
 #include <boost/context/preallocated.hpp>
@@ -34,6 +36,25 @@ namespace reprise::detail {
 
 namespace bctx = boost::context;
 
+namespace {
+
+// The C++ runtime keeps the exceptions being handled (what a `catch` block
+// holds, what std::current_exception() returns) and std::uncaught_exceptions()
+// per thread. Code on a fiber may wait inside a catch block and resume on
+// another pool thread, so each fiber keeps its own copy, installed while it
+// runs. The layout is the Itanium C++ ABI's (libstdc++ and libc++abi alike).
+struct ExceptionState {
+  void* caught_exceptions = nullptr;
+  unsigned int uncaught_exceptions = 0;
+};
+#if defined(__arm__)
+#error "the ARM EH ABI has another __cxa_eh_globals layout"
+#endif
+
+ExceptionState* thread_exception_state() { return reinterpret_cast<ExceptionState*>(abi::__cxa_get_globals()); }
+
+}  // namespace
+
 struct Fiber::State {
   std::function<void()> body;
   bctx::fiber fiber;   // the suspended fiber, while the caller runs
@@ -50,6 +71,7 @@ struct Fiber::State {
   const void* caller_bottom = nullptr;
   size_t caller_size = 0;
   void* fake_stack = nullptr;
+  ExceptionState exceptions;  // the fiber's own, while it is switched out
 #if REPRISE_TSAN
   void* tsan_fiber = nullptr;
   void* tsan_caller = nullptr;
@@ -57,7 +79,11 @@ struct Fiber::State {
 
   // Each switch is bracketed by the sanitizer hooks: start before, finish
   // after landing on the other stack.
+  // On the resuming thread, which the fiber runs on until it switches back.
   void switch_into_fiber() {
+    ExceptionState* thread_state = thread_exception_state();
+    const ExceptionState caller_exceptions = *thread_state;
+    *thread_state = exceptions;
 #if REPRISE_ASAN
     void* caller_fake = nullptr;
     __sanitizer_start_switch_fiber(&caller_fake, stack_bottom, stack_size);
@@ -70,6 +96,8 @@ struct Fiber::State {
 #if REPRISE_ASAN
     __sanitizer_finish_switch_fiber(caller_fake, nullptr, nullptr);
 #endif
+    exceptions = *thread_state;
+    *thread_state = caller_exceptions;
   }
 
   void switch_to_caller() {

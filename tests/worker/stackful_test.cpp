@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <stdexcept>
+#include <thread>
 
 #include "tests/worker/history_recorder.hpp"
 #include "worker/workflow_instance.hpp"
@@ -304,6 +305,42 @@ TEST(Stackful, AParkedStackIsCountedAndUnwoundWhenTheInstanceGoesAway) {
     EXPECT_GE(instance.approximate_bytes(), before + 128 * 1024) << "the cache counts the reserved stack";
   }
   EXPECT_EQ(alive, 0) << "evicting the instance destroyed what was on the stack";
+}
+
+TEST(Stackful, AWaitInsideACatchBlockKeepsItsExceptionAndLeavesTheThreadsAlone) {
+  std::exception_ptr seen_after_resume;
+  int uncaught_in_destructor = -1;
+  detail::Fiber* self = nullptr;
+  detail::Fiber fiber(StackOptions{}, [&] {
+    try {
+      throw std::runtime_error("declined");
+    } catch (const std::runtime_error&) {
+      self->suspend();  // parked in the handler, as `catch (...) { cleanup.execute(...).get(); }` is
+      seen_after_resume = std::current_exception();
+    }
+    struct Probe {
+      int& out;
+      ~Probe() { out = std::uncaught_exceptions(); }
+    };
+    try {
+      Probe probe{uncaught_in_destructor};
+      throw std::logic_error("unwinding");
+    } catch (const std::logic_error&) {
+    }
+  });
+  self = &fiber;
+  ASSERT_FALSE(fiber.resume());
+  EXPECT_EQ(std::current_exception(), nullptr) << "the fiber's caught exception leaked into the thread";
+  // The fiber resumes on another thread, as after a cache hit on another pool thread.
+  std::thread([&] { EXPECT_TRUE(fiber.resume()); }).join();
+  ASSERT_NE(seen_after_resume, nullptr);
+  try {
+    std::rethrow_exception(seen_after_resume);
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "declined");
+  }
+  EXPECT_EQ(uncaught_in_destructor, 1);
+  EXPECT_EQ(fiber.error(), nullptr);
 }
 
 TEST(StackfulDeathTest, AStackOverflowFaultsOnTheGuardPage) {
