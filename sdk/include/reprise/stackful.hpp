@@ -45,8 +45,8 @@ struct AwaitOutcome {
   std::exception_ptr error;
 };
 
-// Awaits on behalf of code on a fiber. A (a reference for futures the fiber
-// holds, a value for temporaries) lives in this frame while it waits.
+// Awaits on behalf of code on a fiber. A is a reference: what it names lives
+// on the fiber's stack, parked in wait_for until this completes.
 template <typename T, typename A>
 Task<void> await_into(A awaitable, AwaitOutcome<T>& out) {
   try {
