@@ -62,6 +62,15 @@ const DeclRefExpr* storage_root(const Expr* e) {
   return nullptr;
 }
 
+// How chains name a function: qualified, or where a lambda is written.
+std::string display_name(const FunctionDecl* fn, const SourceManager& sm) {
+  if (const auto* method = dyn_cast<CXXMethodDecl>(fn); method && method->getParent()->isLambda()) {
+    auto where = location_of(method->getParent()->getBeginLoc(), sm);
+    return "lambda at " + display_path(where.file) + ":" + std::to_string(where.line);
+  }
+  return qualified_name(fn);
+}
+
 bool is_mutable_reference(QualType type) {
   return type->isReferenceType() && !type.getNonReferenceType().isConstQualified();
 }
@@ -194,7 +203,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
       if (is_call) add_hazard("reprise-direct-activity", "calls the activity function " + name, name, loc);
       return;
     }
-    Call call{function_key(callee, sm_), display_name(callee), location_of(loc, sm_), comments_.at(loc)};
+    Call call{function_key(callee, sm_), display_name(callee, sm_), location_of(loc, sm_), comments_.at(loc)};
     call.followed = !system && !in_sdk(callee);
     facts_.calls.push_back(std::move(call));
   }
@@ -209,7 +218,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
 
   void add_call(const FunctionDecl* callee, SourceLocation loc) {
     facts_.calls.push_back(
-        Call{function_key(callee, sm_), display_name(callee), location_of(loc, sm_), comments_.at(loc)});
+        Call{function_key(callee, sm_), display_name(callee, sm_), location_of(loc, sm_), comments_.at(loc)});
   }
 
   template <typename Node>
@@ -219,14 +228,6 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
   void add_hazard(std::string rule_id, std::string what, std::string callee, SourceLocation loc) {
     facts_.hazards.push_back(
         Hazard{std::move(rule_id), std::move(what), std::move(callee), location_of(loc, sm_), comments_.at(loc)});
-  }
-
-  std::string display_name(const FunctionDecl* fn) {
-    if (const auto* method = dyn_cast<CXXMethodDecl>(fn); method && method->getParent()->isLambda()) {
-      auto where = location_of(method->getParent()->getBeginLoc(), sm_);
-      return "lambda at " + display_path(where.file) + ":" + std::to_string(where.line);
-    }
-    return qualified_name(fn);
   }
 
   void mark_written(const Expr* e) {
@@ -363,12 +364,7 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
     FunctionFacts facts;
     facts.key = key;
     facts.where = location_of(fn->getLocation(), sm_);
-    auto* method = dyn_cast<CXXMethodDecl>(fn);
-    if (method != nullptr && method->getParent()->isLambda()) {
-      facts.name = "lambda at " + display_path(facts.where.file) + ":" + std::to_string(facts.where.line);
-    } else {
-      facts.name = qualified_name(fn);
-    }
+    facts.name = display_name(fn, sm_);
     facts.returns_workflow = returns_workflow(fn);
     // A comment above the function, or above its template header.
     facts.suppressed = comments_.at(start);
