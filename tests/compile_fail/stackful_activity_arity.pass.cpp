@@ -1,7 +1,5 @@
 #include "prelude.hpp"
 #include "reprise/stackful.hpp"
 // The stackful style has the same checks as the coroutines.
-std::string checkout(reprise::StackfulContext& ctx, Order o) {
-  return ctx.execute(charge_card, kOptions, o).get();
-}
+std::string checkout(reprise::StackfulContext& ctx, Order o) { return ctx.execute(charge_card, kOptions, o).get(); }
 inline constexpr reprise::WorkflowDef<&checkout> checkout_wf{"checkout"};

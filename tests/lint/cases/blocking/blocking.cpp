@@ -1,9 +1,10 @@
 // reprise-blocking: sleeping or waiting on the thread instead of on history.
+#include <unistd.h>
+
 #include <condition_variable>
 #include <future>
 #include <mutex>
 #include <thread>
-#include <unistd.h>
 
 #include "reprise/workflow.hpp"
 

@@ -1,8 +1,9 @@
 // reprise-clock: reading a clock in workflow code; ctx.now() is the fix.
+#include <sys/time.h>
+
 #include <chrono>
 #include <ctime>
 #include <string>
-#include <sys/time.h>
 
 #include "reprise/activity.hpp"
 #include "reprise/workflow.hpp"

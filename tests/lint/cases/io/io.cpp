@@ -1,11 +1,12 @@
 // reprise-io: files, sockets, environment and processes belong in activities.
+#include <sys/socket.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/socket.h>
 
 #include "reprise/activity.hpp"
 #include "reprise/workflow.hpp"

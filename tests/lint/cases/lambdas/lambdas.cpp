@@ -9,9 +9,8 @@
 reprise::Workflow<int> sorts(reprise::WorkflowContext&, std::vector<int> values) {
   auto noisy = [] { return std::rand(); };
   int n = noisy();
-  std::sort(values.begin(), values.end(), [](int a, int b) {
-    return a + std::chrono::steady_clock::now().time_since_epoch().count() % 2 < b;
-  });
+  std::sort(values.begin(), values.end(),
+            [](int a, int b) { return a + std::chrono::steady_clock::now().time_since_epoch().count() % 2 < b; });
   co_return n + values.front();
 }
 

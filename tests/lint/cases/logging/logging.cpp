@@ -1,7 +1,8 @@
 // reprise-logging: logs that repeat on every replay.
+#include <syslog.h>
+
 #include <cstdio>
 #include <iostream>
-#include <syslog.h>
 
 #include "reprise/workflow.hpp"
 

@@ -1,7 +1,8 @@
 // reprise-random: randomness outside ctx.random().
+#include <sys/random.h>
+
 #include <cstdlib>
 #include <random>
-#include <sys/random.h>
 
 #include "reprise/workflow.hpp"
 

@@ -1,8 +1,9 @@
 // reprise-thread: threads, async tasks and processes started by workflow code.
-#include <future>
 #include <pthread.h>
-#include <thread>
 #include <unistd.h>
+
+#include <future>
+#include <thread>
 
 #include "reprise/workflow.hpp"
 
