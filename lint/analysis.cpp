@@ -18,11 +18,14 @@ struct Arrival {
   const Call* call = nullptr;
 };
 
+// Functions in files the config excludes: decided once per file, not per call.
+using Excluded = std::set<const FunctionFacts*>;
+
 class RootSearch {
  public:
-  RootSearch(const Program& program, const Config& config, const FunctionFacts& root, const std::string& rule_id,
-             std::vector<Finding>& out)
-      : program_(program), config_(config), root_(root), rule_id_(rule_id), out_(out) {}
+  RootSearch(const Program& program, const Config& config, const Excluded& excluded, const FunctionFacts& root,
+             const std::string& rule_id, std::vector<Finding>& out)
+      : program_(program), config_(config), excluded_(excluded), root_(root), rule_id_(rule_id), out_(out) {}
 
   // Breadth first, so each chain reported is a shortest one. A call silenced
   // for this rule is not followed; a function silenced for it is not entered.
@@ -46,7 +49,7 @@ class RootSearch {
         }
         if (!call.followed) continue;
         auto target = program_.functions.find(call.callee_key);
-        if (target == program_.functions.end() || config_.excluded(target->second.where.file)) continue;
+        if (target == program_.functions.end() || excluded_.count(&target->second) != 0) continue;
         if (arrivals_.emplace(&target->second, Arrival{fn, &call}).second) queue.push_back(&target->second);
       }
     }
@@ -70,6 +73,7 @@ class RootSearch {
 
   const Program& program_;
   const Config& config_;
+  const Excluded& excluded_;
   const FunctionFacts& root_;
   const std::string& rule_id_;
   std::vector<Finding>& out_;
@@ -86,10 +90,20 @@ std::vector<Finding> analyze(const Program& program, const Config& config, const
   for (const auto& deny : config.deny) rule_ids.insert(deny.rule);
   if (!options.strict) rule_ids.erase("reprise-unresolved");
 
+  Excluded excluded;
+  if (!config.exclude.empty()) {
+    std::map<std::string, bool> file_excluded;
+    for (const auto& [key, fn] : program.functions) {
+      auto [it, fresh] = file_excluded.try_emplace(fn.where.file, false);
+      if (fresh) it->second = config.excluded(fn.where.file);
+      if (it->second) excluded.insert(&fn);
+    }
+  }
+
   std::vector<Finding> findings;
   for (const auto& [key, fn] : program.functions) {
-    if (!program.is_root(fn) || config.excluded(fn.where.file)) continue;
-    for (const auto& rule_id : rule_ids) RootSearch(program, config, fn, rule_id, findings).run();
+    if (!program.is_root(fn) || excluded.count(&fn) != 0) continue;
+    for (const auto& rule_id : rule_ids) RootSearch(program, config, excluded, fn, rule_id, findings).run();
   }
   auto order = [](const Finding& f) {
     return std::tie(f.where.file, f.where.line, f.where.column, f.rule->id, f.workflow, f.chain.back().where);

@@ -203,9 +203,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
       if (is_call) add_hazard("reprise-direct-activity", "calls the activity function " + name, name, loc);
       return;
     }
-    Call call{function_key(callee, sm_), display_name(callee, sm_), location_of(loc, sm_), comments_.at(loc)};
-    call.followed = !system && !in_sdk(callee);
-    facts_.calls.push_back(std::move(call));
+    add_call(callee, loc, /*followed=*/!system && !in_sdk(callee));
   }
 
   // What is constructed is destroyed: follow a user-written destructor (the
@@ -216,9 +214,9 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     if (dtor != nullptr && !in_system_header(dtor, sm_) && !in_sdk(dtor)) add_call(dtor, loc);
   }
 
-  void add_call(const FunctionDecl* callee, SourceLocation loc) {
+  void add_call(const FunctionDecl* callee, SourceLocation loc, bool followed = true) {
     facts_.calls.push_back(
-        Call{function_key(callee, sm_), display_name(callee, sm_), location_of(loc, sm_), comments_.at(loc)});
+        Call{function_key(callee, sm_), display_name(callee, sm_), location_of(loc, sm_), comments_.at(loc), followed});
   }
 
   template <typename Node>

@@ -68,8 +68,7 @@ void write_sarif(std::ostream& out, const std::vector<Finding>& findings) {
   }
   json results = json::array();
   for (const auto& f : findings) {
-    size_t index = 0;
-    while (all_rules()[index].id != f.rule->id) ++index;
+    const size_t index = static_cast<size_t>(f.rule - all_rules().data());  // rule() points into all_rules()
     json flow = json::array();
     for (const auto& step : f.chain) {
       json location = sarif_location(step.where);

@@ -62,8 +62,7 @@ struct Fiber::State {
   bool finished = false;
   bool unwinding = false;
   std::exception_ptr error;
-  FrameAccount* account = nullptr;  // charged with the stack, like a coroutine frame
-  size_t charged = 0;
+  FrameAccount* account = nullptr;  // charged with stack_size, like a coroutine frame
   // Stack bounds for AddressSanitizer: the fiber's, and its caller's (a
   // different pool thread's stack from one activation to the next).
   const void* stack_bottom = nullptr;
@@ -159,8 +158,7 @@ Fiber::Fiber(StackOptions stack, std::function<void()> body) : state_(std::make_
   state_->fiber = stack.guard_page ? make_fiber(bctx::protected_fixedsize_stack(stack.bytes), state_.get())
                                    : make_fiber(bctx::fixedsize_stack(stack.bytes), state_.get());
   state_->account = current_frame_account;
-  state_->charged = state_->stack_size;
-  if (state_->account != nullptr) state_->account->bytes += static_cast<int64_t>(state_->charged);
+  if (state_->account != nullptr) state_->account->bytes += static_cast<int64_t>(state_->stack_size);
 #if REPRISE_TSAN
   state_->tsan_fiber = __tsan_create_fiber(0);
 #endif
@@ -177,7 +175,7 @@ Fiber::~Fiber() {
 #if REPRISE_TSAN
   __tsan_destroy_fiber(state_->tsan_fiber);
 #endif
-  if (state_->account != nullptr) state_->account->bytes -= static_cast<int64_t>(state_->charged);
+  if (state_->account != nullptr) state_->account->bytes -= static_cast<int64_t>(state_->stack_size);
 }
 
 bool Fiber::resume() {

@@ -38,10 +38,24 @@ namespace detail {
 template <typename A>
 using await_result_t = decltype(std::declval<std::remove_reference_t<A>&>().await_resume());
 
+// Where a value of T lands once it exists (for void, that it happened).
+template <typename T>
+using Slot = std::optional<std::conditional_t<std::is_void_v<T>, bool, T>>;
+
+template <typename F>
+void store_result(Slot<std::invoke_result_t<F&>>& slot, F compute) {
+  if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
+    compute();
+    slot.emplace(true);
+  } else {
+    slot.emplace(compute());
+  }
+}
+
 // What `co_await awaitable` gives, as a value or as the exception it threw.
 template <typename T>
 struct AwaitOutcome {
-  std::optional<std::conditional_t<std::is_void_v<T>, bool, T>> value;
+  Slot<T> value;
   std::exception_ptr error;
 };
 
@@ -218,21 +232,13 @@ class StackfulContext {
   static auto run_workflow(WorkflowContext& workflow_ctx, std::tuple<Args...> args, StackOptions stack)
       -> Workflow<typename detail::WorkflowSignature<decltype(Fn)>::result> {
     using R = typename detail::WorkflowSignature<decltype(Fn)>::result;
-    std::optional<std::conditional_t<std::is_void_v<R>, bool, R>> result;
+    detail::Slot<R> result;
     StackfulContext ctx(workflow_ctx.core_, workflow_ctx.cancellable_, nullptr);
     detail::StackfulRun run(stack);  // after ctx and result: its stack is unwound while they live
     ctx.run_ = &run;
     run.start([&] {
-      std::apply(
-          [&](Args&... a) {
-            if constexpr (std::is_void_v<R>) {
-              Fn(ctx, std::move(a)...);
-              result.emplace(true);
-            } else {
-              result.emplace(Fn(ctx, std::move(a)...));
-            }
-          },
-          args);
+      detail::store_result(result,
+                           [&] { return std::apply([&](Args&... a) { return Fn(ctx, std::move(a)...); }, args); });
     });
     while (!run.resume()) co_await run.take_blocked();
     run.rethrow_if_failed();
@@ -251,18 +257,11 @@ class StackfulContext {
   // A branch: its own fiber, driven by a Task the runtime runs as a branch.
   template <typename T, typename Body>
   static Task<T> run_branch(detail::WorkflowCore& core, bool cancellable, Body body, StackOptions stack) {
-    std::optional<std::conditional_t<std::is_void_v<T>, bool, T>> result;
+    detail::Slot<T> result;
     StackfulContext ctx(core, cancellable, nullptr);
     detail::StackfulRun run(stack);
     ctx.run_ = &run;
-    run.start([&] {
-      if constexpr (std::is_void_v<T>) {
-        body(ctx);
-        result.emplace(true);
-      } else {
-        result.emplace(body(ctx));
-      }
-    });
+    run.start([&] { detail::store_result(result, [&] { return body(ctx); }); });
     while (!run.resume()) co_await run.take_blocked();
     run.rethrow_if_failed();
     if constexpr (!std::is_void_v<T>) co_return std::move(*result);
