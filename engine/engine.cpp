@@ -5,7 +5,10 @@
 
 #include "engine/execution/workflow_id_reuse.hpp"
 #include "engine/log.hpp"
+#include "engine/request_validation.hpp"
+#include "history/enum_name.hpp"
 #include "history/proto_time.hpp"
+#include "history/stored_proto.hpp"
 #include "history/uuid.hpp"
 
 namespace reprise::engine {
@@ -14,6 +17,9 @@ namespace {
 
 constexpr const char* kDefaultNamespace = "default";
 constexpr int kHistoryPageDefault = 1000;
+// How far back a timer that keeps failing moves at most: parked, but still
+// retried (and logged) now and then.
+constexpr std::chrono::nanoseconds kMaxTimerPostpone = std::chrono::minutes(10);
 
 }  // namespace
 
@@ -121,12 +127,13 @@ bool Engine::closing() {
 // --- plumbing ---
 
 void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Transition&)> extra,
-                        std::function<void(Result<MutableState*>)> then) {
+                        std::function<void(Result<MutableState*>)> then, Unreadable unreadable) {
   if (!begin_op()) {
     then(Status::unavailable("the server is shutting down"));
     return;
   }
-  serializer_.run(key, [this, key, op = std::move(op), extra = std::move(extra), then](ExecutionSerializer::Done done) {
+  serializer_.run(key, [this, key, op = std::move(op), extra = std::move(extra), then,
+                        unreadable](ExecutionSerializer::Done done) {
     // The operation ends last: once it does, the engine may be destroyed.
     auto answer = [this, then, done](Result<MutableState*> r) {
       then(std::move(r));
@@ -146,11 +153,17 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
       return;
     }
     Result<MutableState> loaded = MutableState::load(*record, clock_.now(), options_.config);
-    if (!loaded) {
+    std::shared_ptr<MutableState> ms;
+    if (loaded) {
+      ms = std::make_shared<MutableState>(std::move(loaded).value());
+    } else if (loaded.status().code() == StatusCode::kDataLoss && unreadable == Unreadable::kSalvage) {
+      log::error("execution state does not parse; salvaged to be terminated",
+                 {{"workflow_id", key.workflow_id}, {"run_id", key.run_id}, {"error", loaded.status().to_string()}});
+      ms = std::make_shared<MutableState>(MutableState::salvage(*record, clock_.now(), options_.config));
+    } else {
       answer(loaded.status());
       return;
     }
-    auto ms = std::make_shared<MutableState>(std::move(loaded).value());
     ms->set_run_id_source([this] { return new_run_id(); });
     Status s = op(*ms);
     if (!s.is_ok()) {
@@ -181,7 +194,7 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
       if (ms->became_closed()) {
         log::info("workflow closed", {{"workflow_id", ms->key().workflow_id},
                                       {"run_id", ms->key().run_id},
-                                      {"status", v1::WorkflowExecutionStatus_Name(ms->state().status()).substr(26)}});
+                                      {"status", enum_name(ms->state().status())}});
       }
       answer(ms.get());
     });
@@ -283,7 +296,7 @@ Result<Engine::LoadedExecution> Engine::load_execution(std::string namespace_id,
   Result<ExecutionRecord> record = store_.get_execution(*key);
   if (!record) return record.status();
   LoadedExecution out{*key, std::move(record).value(), {}};
-  if (!out.state.ParseFromString(out.record.state)) {
+  if (!history::parse_stored(out.record.state, out.state)) {
     return Status::data_loss("state of execution " + key->to_string() + " does not parse");
   }
   return out;
@@ -302,6 +315,7 @@ DeadlineScheduler::SteadyTime Engine::poll_deadline() const {
 // --- client side ---
 
 void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWorkflowResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_start_request(ns, request, options_.config); !s) return reply(s);
   if (Result<bool> refs = claim_check_.offload(request); !refs) return reply(refs.status());
@@ -309,6 +323,7 @@ void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWor
 }
 
 void Engine::signal_with_start(v1::SignalWithStartRequest request, Reply<v1::StartWorkflowResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.start().namespace_();
   if (Status s = check_start_request(ns, request.start(), options_.config); !s) return reply(s);
   if (Result<bool> refs = claim_check_.offload(request); !refs) return reply(refs.status());
@@ -369,8 +384,7 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
       }
       if (!workflow_id_reusable(request.workflow_id_reuse_policy(), current->status)) {
         return answer(Status::already_exists("workflow id '" + request.workflow_id() + "' was used by run " +
-                                             current->run_id + " (" +
-                                             v1::WorkflowExecutionStatus_Name(current->status).substr(26) +
+                                             current->run_id + " (" + enum_name(current->status) +
                                              ") and the reuse policy does not allow another"));
       }
       expected_run = current->run_id;
@@ -404,6 +418,7 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
 }
 
 void Engine::signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   Result<bool> refs = claim_check_.offload(request);
   if (!refs) return reply(refs.status());
   std::string ns = request.namespace_();
@@ -425,6 +440,7 @@ void Engine::signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::Signal
 
 void Engine::request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
                                      Reply<v1::RequestCancelWorkflowResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
@@ -438,6 +454,7 @@ void Engine::request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
 }
 
 void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   Result<bool> refs = claim_check_.offload(request);
   if (!refs) return reply(refs.status());
   std::string ns = request.namespace_();
@@ -454,10 +471,12 @@ void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::
       [reply](Result<MutableState*> r) {
         if (!r) return reply(r.status());
         reply(v1::TerminateWorkflowResponse());
-      });
+      },
+      Unreadable::kSalvage);
 }
 
 void Engine::describe_workflow(v1::DescribeWorkflowRequest request, Reply<v1::DescribeWorkflowResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   Result<LoadedExecution> loaded = load_execution(request.namespace_(), request.workflow_execution());
   if (!loaded) return reply(loaded.status());
   const ExecutionKey& key = loaded->key;
@@ -533,6 +552,7 @@ Status Engine::fill_history(const ExecutionKey& key, int64_t first_event_id, int
 
 void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply,
                          std::shared_ptr<PollTicket> ticket) {
+  if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   Result<ExecutionKey> resolved = resolve(ns, request.workflow_execution());
@@ -618,6 +638,7 @@ void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResp
 }
 
 void Engine::list_workflows(v1::ListWorkflowsRequest request, Reply<v1::ListWorkflowsResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   VisibilityQuery q;
@@ -684,6 +705,7 @@ void Engine::wake_watchers(const ExecutionKey& key) {
 
 void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::PollWorkflowTaskResponse> reply,
                                 std::shared_ptr<PollTicket> ticket) {
+  if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
@@ -710,6 +732,7 @@ void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::P
 
 void Engine::poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::PollActivityTaskResponse> reply,
                                 std::shared_ptr<PollTicket> ticket) {
+  if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
@@ -797,6 +820,7 @@ void Engine::on_task_token(const std::string& token_bytes, bool claim_checks,
 
 void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
                                     Reply<v1::CompleteWorkflowTaskResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   if (auto query = query_token(request.task_token())) {
     answer_query(*query, &request, nullptr);
     return reply(v1::CompleteWorkflowTaskResponse());
@@ -810,6 +834,7 @@ void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
 }
 
 void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   if (auto query = query_token(request.task_token())) {
     answer_query(*query, nullptr, &request);
     return reply(v1::FailWorkflowTaskResponse());
@@ -824,7 +849,7 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
         log::warn("workflow task failed", {{"workflow_id", t.workflow_id()},
                                            {"run_id", t.run_id()},
                                            {"attempt", std::to_string(t.attempt())},
-                                           {"cause", v1::WorkflowTaskFailedCause_Name(request.cause()).substr(27)},
+                                           {"cause", enum_name(request.cause())},
                                            {"message", request.failure().message()}});
         return Status::ok();
       },
@@ -832,6 +857,7 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
 }
 
 void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   Result<bool> refs = claim_check_.offload(request);
   if (!refs) return reply(refs.status());
   auto cancel_requested = std::make_shared<bool>(false);
@@ -852,6 +878,7 @@ void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::
 }
 
 void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   Result<bool> refs = claim_check_.offload(request);
   if (!refs) return reply(refs.status());
   on_task_token<v1::CompleteActivityResponse>(
@@ -863,6 +890,7 @@ void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::Co
 }
 
 void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   Result<bool> refs = claim_check_.offload(request);
   if (!refs) return reply(refs.status());
   on_task_token<v1::FailActivityResponse>(
@@ -875,6 +903,7 @@ void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivi
 
 void Engine::report_activity_canceled(v1::ReportActivityCanceledRequest request,
                                       Reply<v1::ReportActivityCanceledResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   Result<bool> refs = claim_check_.offload(request);
   if (!refs) return reply(refs.status());
   on_task_token<v1::ReportActivityCanceledResponse>(
@@ -946,18 +975,51 @@ void Engine::fire(TimerRecord timer) {
   internal::TimerTask task;
   task.ParseFromString(timer.payload);
   const int64_t id = timer.timer_id;
+  const ExecutionKey key = timer.execution;  // `timer` moves into the callback
   transition(
-      timer.execution, [task](MutableState& ms) { return ms.fire_timer(task).status(); },
+      key, [task](MutableState& ms) { return ms.fire_timer(task).status(); },
       [id](Transition& t) { t.remove_timers.push_back(id); },
-      [this, id](Result<MutableState*> r) {
-        {
-          std::lock_guard lock(timer_mu_);
-          timers_in_flight_.erase(id);
-          // After a failure the row stays; the loop retries it on its next pass.
-          if (r.is_ok() || r.status().code() == StatusCode::kNotFound) timer_check_requested_ = true;
-        }
-        timer_cv_.notify_all();
+      [this, timer = std::move(timer), task](Result<MutableState*> r) mutable {
+        const StatusCode code = r.is_ok() ? StatusCode::kOk : r.status().code();
+        // A lost race (ABORTED) or a closing server is retried on the next
+        // pass; anything else will fail again the same way.
+        const bool permanent = code != StatusCode::kOk && code != StatusCode::kNotFound &&
+                               code != StatusCode::kAborted && code != StatusCode::kUnavailable;
+        if (permanent) return postpone_timer(std::move(timer), std::move(task), r.status());
+        finish_timer(timer.timer_id, code == StatusCode::kOk || code == StatusCode::kNotFound);
       });
+}
+
+void Engine::postpone_timer(TimerRecord timer, internal::TimerTask task, const Status& error) {
+  // The due-timer window is the oldest rows first: a row that fails on every
+  // try must move back, or enough of them stop every timer on the server.
+  task.set_fire_failures(task.fire_failures() + 1);
+  const std::chrono::nanoseconds delay = std::min<std::chrono::nanoseconds>(
+      std::chrono::seconds(int64_t{1} << std::min(task.fire_failures(), 20)), kMaxTimerPostpone);
+  log::error("timer failed; postponed",
+             {{"workflow_id", timer.execution.workflow_id},
+              {"run_id", timer.execution.run_id},
+              {"kind", std::to_string(task.kind())},
+              {"failures", std::to_string(task.fire_failures())},
+              {"retry_in_s", std::to_string(std::chrono::duration_cast<std::chrono::seconds>(delay).count())},
+              {"error", error.to_string()}});
+  const int64_t id = timer.timer_id;
+  Transition t;
+  t.remove_timers.push_back(id);
+  timer.timer_id = 0;  // a new row
+  timer.fire_at = clock_.now() + delay;
+  timer.payload = task.SerializeAsString();
+  t.add_timers.push_back(std::move(timer));
+  commit(std::move(t), [this, id](Result<CommitResult> r) { finish_timer(id, r.is_ok()); });
+}
+
+void Engine::finish_timer(int64_t timer_id, bool look_again) {
+  {
+    std::lock_guard lock(timer_mu_);
+    timers_in_flight_.erase(timer_id);
+    if (look_again) timer_check_requested_ = true;
+  }
+  timer_cv_.notify_all();
 }
 
 }  // namespace reprise::engine

@@ -149,9 +149,12 @@ class Engine {
   // Runs `op` on the loaded execution as one serialized transition and
   // commits it; `extra` adds rows to remove. `then` runs after the commit
   // (or with the error), on the executor.
+  // With kSalvage, a state that does not parse is replaced by an empty one
+  // (terminate: an operator must be able to end a damaged workflow).
   using Op = std::function<Status(MutableState&)>;
+  enum class Unreadable { kFail, kSalvage };
   void transition(const ExecutionKey& key, Op op, std::function<void(Transition&)> extra,
-                  std::function<void(Result<MutableState*>)> then);
+                  std::function<void(Result<MutableState*>)> then, Unreadable unreadable = Unreadable::kFail);
   void commit(Transition t, std::function<void(Result<CommitResult>)> then);
   void after_commit(const std::vector<TaskRecord>& tasks, const std::vector<TimePoint>& timers,
                     const std::vector<ExecutionKey>& changed, const CommitResult& result);
@@ -239,6 +242,12 @@ class Engine {
   void timer_loop();
   void collect_blob_garbage_if_due();
   void fire(TimerRecord timer);
+  // A timer failed for a reason a retry will not fix: log it and move its
+  // row back by a growing delay.
+  void postpone_timer(TimerRecord timer, internal::TimerTask task, const Status& error);
+  // The timer is out of flight; with `look_again`, the loop looks for more
+  // due timers at once.
+  void finish_timer(int64_t timer_id, bool look_again);
 
   Store& store_;
   EngineOptions options_;

@@ -8,7 +8,9 @@
 #include <climits>
 
 #include "engine/engine.hpp"
+#include "engine/request_validation.hpp"
 #include "history/proto_time.hpp"
+#include "history/stored_proto.hpp"
 
 namespace reprise::engine {
 
@@ -21,6 +23,7 @@ std::string query_key(uint64_t id) { return "q" + std::to_string(id); }
 }  // namespace
 
 void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
   if (request.query_type().empty()) return reply(Status::invalid_argument("query_type is required"));
   Result<LoadedExecution> loaded = load_execution(request.namespace_(), request.workflow_execution());
   if (!loaded) return reply(loaded.status());
@@ -79,7 +82,7 @@ void Engine::start_query_task(const TaskRecord& task, const internal::TaskPayloa
   }
   Result<ExecutionRecord> record = store_.get_execution(task.execution);
   internal::ExecutionState state;
-  if (!record || !state.ParseFromString(record->state)) return poll_again();
+  if (!record || !history::parse_stored(record->state, state)) return poll_again();
   v1::PollWorkflowTaskResponse out;
   internal::TaskToken token;
   token.set_namespace_(task.execution.namespace_id);

@@ -3,15 +3,12 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "history/stored_proto.hpp"
+
 namespace reprise::history {
 
 namespace {
-// MergeFromString wants a std::string; parse the view in place instead.
-bool merge_bytes(std::string_view bytes, v1::History& out) {
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                            static_cast<int>(bytes.size()));
-  return out.MergeFromCodedStream(&in);
-}
+bool merge_bytes(std::string_view bytes, v1::History& out) { return merge_stored(bytes, out); }
 
 constexpr char kFormatPlain = 0x01;
 // History.events: field 1, wire type 2 (length-delimited).

@@ -5,12 +5,19 @@
 #include <google/protobuf/timestamp.pb.h>
 
 #include <chrono>
+#include <limits>
 
 #include "history/clock.hpp"
 
 namespace reprise {
 
+// Saturates instead of overflowing: requests are range-checked on the way
+// in (engine/request_validation.hpp), but a record written before that check
+// existed must still give a sane (if distant) deadline.
 inline std::chrono::nanoseconds to_nanos(const google::protobuf::Duration& d) {
+  constexpr int64_t kMaxSeconds = std::numeric_limits<int64_t>::max() / 1'000'000'000 - 1;
+  if (d.seconds() > kMaxSeconds) return std::chrono::nanoseconds::max() / 2;
+  if (d.seconds() < -kMaxSeconds) return std::chrono::nanoseconds::min() / 2;
   return std::chrono::seconds(d.seconds()) + std::chrono::nanoseconds(d.nanos());
 }
 
@@ -20,6 +27,9 @@ inline void set_duration(google::protobuf::Duration* out, std::chrono::nanosecon
 }
 
 inline TimePoint to_time(const google::protobuf::Timestamp& t) {
+  constexpr int64_t kMaxSeconds = std::numeric_limits<int64_t>::max() / 1'000'000'000 - 1;
+  if (t.seconds() > kMaxSeconds) return from_unix_nanos(std::numeric_limits<int64_t>::max() / 2);
+  if (t.seconds() < -kMaxSeconds) return from_unix_nanos(std::numeric_limits<int64_t>::min() / 2);
   return from_unix_nanos(t.seconds() * 1'000'000'000 + t.nanos());
 }
 

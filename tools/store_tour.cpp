@@ -12,6 +12,7 @@
 
 #include "engine/store/sqlite_store.hpp"
 #include "history/batch_codec.hpp"
+#include "history/enum_name.hpp"
 #include "history/event_builder.hpp"
 #include "history/history_size.hpp"
 #include "history/payload.hpp"
@@ -222,7 +223,7 @@ int main(int argc, char** argv) {
   std::printf("\nWorkflows (visibility):\n");
   for (const auto& v : check(store->list_executions(q)).records) {
     std::printf("  %-9s %-9s %s\n", v.key.workflow_id.c_str(), v.workflow_type.c_str(),
-                v1::WorkflowExecutionStatus_Name(v.status).substr(26).c_str());
+                enum_name(v.status).c_str());
   }
   const auto next = check(store->next_timer_time());
   std::printf("\nNext durable timer fires in %lld s. Writer: %lld transitions in %lld commits.\n",

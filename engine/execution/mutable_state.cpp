@@ -4,7 +4,9 @@
 
 #include "engine/claim_check.hpp"
 #include "engine/execution/state_util.hpp"
+#include "history/enum_name.hpp"
 #include "history/proto_time.hpp"
+#include "history/stored_proto.hpp"
 
 namespace reprise::engine {
 
@@ -17,7 +19,7 @@ v1::Failure timeout_failure(v1::TimeoutType type, const v1::Failure& last_failur
   f.set_kind(v1::FAILURE_KIND_TIMEOUT);
   f.set_timeout_type(type);
   f.set_source("server");
-  f.set_message("activity timed out (" + v1::TimeoutType_Name(type).substr(13) + ")");
+  f.set_message("activity timed out (" + enum_name(type) + ")");
   if (!last_failure.message().empty()) *f.mutable_cause() = last_failure;
   return f;
 }
@@ -38,9 +40,15 @@ MutableState::MutableState(ExecutionKey key, internal::ExecutionState state, int
 
 Result<MutableState> MutableState::load(const ExecutionRecord& record, TimePoint now, const EngineConfig& config) {
   internal::ExecutionState state;
-  if (!state.ParseFromString(record.state)) {
+  if (!history::parse_stored(record.state, state)) {
     return Status::data_loss("state of execution " + record.key.to_string() + " does not parse");
   }
+  return MutableState(record.key, std::move(state), record.version, record.next_event_id, now, config);
+}
+
+MutableState MutableState::salvage(const ExecutionRecord& record, TimePoint now, const EngineConfig& config) {
+  internal::ExecutionState state;
+  state.set_status(v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
   return MutableState(record.key, std::move(state), record.version, record.next_event_id, now, config);
 }
 
@@ -191,8 +199,13 @@ Status MutableState::start(const v1::StartWorkflowRequest& r, const RunLineage& 
 // --- commands ---
 
 Status MutableState::apply_command(const v1::Command& c, int64_t completed_event_id, size_t index) {
-  const std::string where = "command " + std::to_string(index) + " (" + v1::CommandType_Name(c.command_type()) + ")";
+  const std::string where = "command " + std::to_string(index) + " (" + enum_name(c.command_type()) + ")";
   using C = v1::Command;
+  // The attributes' field number is the command type's number plus one.
+  if (c.attributes_case() != C::ATTRIBUTES_NOT_SET && static_cast<int>(c.attributes_case()) != c.command_type() + 1) {
+    return Status::invalid_argument(where + ": command_type does not match its attributes (" +
+                                    C::descriptor()->FindFieldByNumber(c.attributes_case())->name() + ")");
+  }
   switch (c.attributes_case()) {
     case C::kScheduleActivityTask:
       return schedule_activity(c.schedule_activity_task(), completed_event_id, index);

@@ -75,6 +75,10 @@ class MutableState {
   MutableState(ExecutionKey key, TimePoint now, const EngineConfig& config);
   // An existing run, from its store record.
   static Result<MutableState> load(const ExecutionRecord& record, TimePoint now, const EngineConfig& config);
+  // An existing run whose stored state does not parse: an empty running
+  // state that continues its history, enough for an operator to terminate
+  // it. Nothing else may be done with it.
+  static MutableState salvage(const ExecutionRecord& record, TimePoint now, const EngineConfig& config);
 
   // --- operations (one per transition) ---
 

@@ -3,6 +3,7 @@
 
 #include "engine/execution/mutable_state.hpp"
 #include "engine/execution/state_util.hpp"
+#include "history/enum_name.hpp"
 #include "history/proto_time.hpp"
 
 namespace reprise::engine {
@@ -233,7 +234,7 @@ Status MutableState::complete_workflow_task(const internal::TaskToken& token,
   for (size_t i = 0; i < static_cast<size_t>(request.commands_size()); ++i) {
     if (closed()) {
       return Status::invalid_argument("command " + std::to_string(i) + " (" +
-                                      v1::CommandType_Name(request.commands(i).command_type()) +
+                                      enum_name(request.commands(i).command_type()) +
                                       ") follows a command that closed the workflow");
     }
     REPRISE_RETURN_IF_ERROR(apply_command(request.commands(i), completed_event_id, i));

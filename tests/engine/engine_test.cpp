@@ -110,7 +110,7 @@ TEST_F(EngineTest, StartIsIdempotentAndHonoursTheReusePolicy) {
 
 TEST_F(EngineTest, BadRequestsNameTheField) {
   EXPECT_EQ(start("").status().message(), "workflow_id is required");
-  EXPECT_EQ(start(std::string(2000, 'x')).status().message(), "workflow_id is longer than 1000 bytes");
+  EXPECT_EQ(start(std::string(2000, 'x')).status().message(), "workflow_id is 2000 bytes, more than 1000");
   v1::StartWorkflowRequest other_namespace;
   other_namespace.set_namespace_("prod");
   other_namespace.set_workflow_id("x");

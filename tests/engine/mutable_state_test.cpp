@@ -301,14 +301,19 @@ TEST_F(MutableStateTest, MalformedCommandsAreRefusedNamingTheProblem) {
   EXPECT_EQ(complete(wft, {schedule_activity("a"), schedule_activity("a")}).message(),
             "command 1 (schedule activity 'a'): activity_id is already used by a pending activity");
   EXPECT_EQ(complete(wft, {start_timer("t", -5)}).message(),
-            "command 0 (COMMAND_TYPE_START_TIMER): start_to_fire_timeout must be positive");
+            "command 0 (START_TIMER): start_to_fire_timeout must be positive");
   EXPECT_EQ(complete(wft, {complete_workflow("x"), start_timer("t", 5)}).message(),
-            "command 1 (COMMAND_TYPE_START_TIMER) follows a command that closed the workflow");
+            "command 1 (START_TIMER) follows a command that closed the workflow");
   v1::Command cancel_unknown;
+  cancel_unknown.set_command_type(v1::COMMAND_TYPE_CANCEL_TIMER);
   cancel_unknown.mutable_cancel_timer()->set_timer_id("nope");
-  EXPECT_EQ(complete(wft, {cancel_unknown}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(complete(wft, {cancel_unknown}).message(), "command 0 (CANCEL_TIMER): timer 'nope' is not running");
+  v1::Command mismatched = start_timer("t", 5);
+  mismatched.set_command_type(v1::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
+  EXPECT_EQ(complete(wft, {mismatched}).message(),
+            "command 0 (SCHEDULE_ACTIVITY_TASK): command_type does not match its attributes (start_timer)");
   v1::Command empty;
-  EXPECT_EQ(complete(wft, {empty}).message(), "command 0 (COMMAND_TYPE_UNSPECIFIED): the command has no attributes");
+  EXPECT_EQ(complete(wft, {empty}).message(), "command 0 (UNSPECIFIED): the command has no attributes");
   // Nothing of the refused completions was written; the task still runs.
   EXPECT_EQ(types(k).size(), 3u);
   ASSERT_TRUE(complete(wft, {schedule_activity("a")}).is_ok());

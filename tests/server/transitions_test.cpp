@@ -382,6 +382,8 @@ TEST_F(Transitions, MalformedCommandsAndIdsAreRefusedNamingTheField) {
   negative.mutable_start_timer()->mutable_start_to_fire_timeout()->set_seconds(-5);
   s = client_.complete(task.task_token(), {negative});
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "commands[0].start_timer.start_to_fire_timeout must not be negative");
+  s = client_.complete(task.task_token(), {timer("t", 0)});
   EXPECT_NE(s.error_message().find("start_to_fire_timeout must be positive"), std::string::npos) << s.error_message();
   s = client_.complete(task.task_token(), {activity("same", "q", 1000), activity("same", "q", 1000)});
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
