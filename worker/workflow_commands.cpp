@@ -76,21 +76,12 @@ std::shared_ptr<detail::Pending> WorkflowInstance::start_child(v1::StartChildWor
 }
 
 std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string& name, bool cancellable) {
-  auto pending = std::make_shared<detail::Pending>();
-  pending->kind = detail::Pending::Kind::kSignal;
-  pending->name = name;
-  pending->cancellable = cancellable;
-  pending->core = this;
-  auto received = signals_.find(name);
-  if (received != signals_.end() && !received->second.empty()) {
-    pending->result = std::move(received->second.front());
-    received->second.pop_front();
-    if (received->second.empty()) signals_.erase(received);
-    pending->ready = true;
+  std::shared_ptr<detail::Pending> pending = signals_.wait(name, this, cancellable);
+  if (pending->ready) {
+    pending->resolved_order = ++resolutions_;
   } else if (cancellable && cancel_requested_) {
+    signals_.withdraw(pending);
     resolve_canceled(pending);
-  } else {
-    signal_waits_[name].push_back(pending);
   }
   return pending;
 }
@@ -118,11 +109,9 @@ void WorkflowInstance::cancel(const std::shared_ptr<detail::Pending>& pending) {
       c.mutable_cancel_timer()->set_timer_id(pending->name);
       issued_.push_back({std::move(c), nullptr});
       break;
-    case detail::Pending::Kind::kSignal: {
-      auto& waits = signal_waits_[pending->name];
-      std::erase(waits, pending);
+    case detail::Pending::Kind::kSignal:
+      signals_.withdraw(pending);
       break;
-    }
     case detail::Pending::Kind::kChild:
     case detail::Pending::Kind::kBranch:
       break;  // only the wait ends: the child's parent close policy covers the child
@@ -141,10 +130,8 @@ void WorkflowInstance::deliver_cancel_request() {
   collect(activities_);
   collect(timers_);
   collect(children_);
-  for (const auto& [name, waits] : signal_waits_) {
-    for (const auto& pending : waits) {
-      if (pending->cancellable) to_cancel.push_back(pending);
-    }
+  for (const auto& pending : signals_.live_waits()) {
+    if (pending->cancellable) to_cancel.push_back(pending);
   }
   // In the order history recorded them (signal waits, never recorded, last).
   std::stable_sort(to_cancel.begin(), to_cancel.end(), [](const auto& a, const auto& b) {
@@ -160,10 +147,11 @@ void WorkflowInstance::resolve_canceled(const std::shared_ptr<detail::Pending>& 
 
 void WorkflowInstance::resolve(const std::shared_ptr<detail::Pending>& pending) {
   pending->ready = true;
-  if (!pending->waiter) return;
-  const std::coroutine_handle<> waiter = std::exchange(pending->waiter, {});
-  // A coroutine waiting on several (any) is made ready once.
-  if (std::find(ready_.begin(), ready_.end(), waiter) == ready_.end()) ready_.push_back(waiter);
+  pending->resolved_order = ++resolutions_;
+  for (std::coroutine_handle<> waiter : std::exchange(pending->waiters, {})) {
+    // A coroutine waiting on several (any) is made ready once.
+    if (std::find(ready_.begin(), ready_.end(), waiter) == ready_.end()) ready_.push_back(waiter);
+  }
 }
 
 void WorkflowInstance::spawn(std::coroutine_handle<> branch) {

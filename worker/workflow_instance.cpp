@@ -38,10 +38,7 @@ size_t WorkflowInstance::approximate_bytes() const {
   size_t bytes = sizeof(*this) + static_cast<size_t>(std::max<int64_t>(0, frames_.bytes.load()));
   bytes += (activities_.size() + timers_.size() + children_.size() + issued_.size()) * kPerPending;
   if (random_) bytes += sizeof(*random_);
-  for (const auto& [name, waits] : signal_waits_) bytes += waits.size() * kPerPending;
-  for (const auto& [name, values] : signals_) {
-    for (const v1::Payloads& v : values) bytes += v.ByteSizeLong();
-  }
+  bytes += signals_.approximate_bytes(kPerPending);
   for (const auto& [seq, value] : recorded_side_effects_) bytes += value.ByteSizeLong();
   return bytes;
 }
@@ -283,15 +280,7 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
       return apply_child_outcome(e);
     case v1::HistoryEvent::kWorkflowExecutionSignaled: {
       const auto& signaled = e.workflow_execution_signaled();
-      auto& waits = signal_waits_[signaled.signal_name()];
-      if (waits.empty()) {
-        signals_[signaled.signal_name()].push_back(signaled.input());
-        return Status::ok();
-      }
-      std::shared_ptr<detail::Pending> wait = std::move(waits.front());
-      waits.pop_front();
-      wait->result = signaled.input();
-      resolve(wait);
+      if (auto wait = signals_.deliver(signaled.signal_name(), e.event_id(), signaled.input())) resolve(wait);
       return Status::ok();
     }
     case v1::HistoryEvent::kWorkflowExecutionCancelRequested:

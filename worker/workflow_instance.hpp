@@ -31,6 +31,7 @@
 #include "reprise/stackful.hpp"
 #include "reprise/v1/history.pb.h"
 #include "reprise/workflow.hpp"
+#include "worker/signal_inbox.hpp"
 
 namespace reprise::worker {
 
@@ -189,9 +190,8 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::map<int64_t, std::shared_ptr<detail::Pending>> activities_;  // by scheduled event id
   std::map<std::string, std::shared_ptr<detail::Pending>> timers_;  // by timer id
   std::map<int64_t, std::shared_ptr<detail::Pending>> children_;    // by initiated event id
-  // Signals received and not yet taken, and waits not yet answered, by name.
-  std::map<std::string, std::list<v1::Payloads>> signals_;
-  std::map<std::string, std::list<std::shared_ptr<detail::Pending>>> signal_waits_;
+  SignalInbox signals_;
+  uint64_t resolutions_ = 0;  // futures made ready so far: their history order, for any()
   std::map<std::string, std::function<v1::Payloads()>> query_handlers_;
   std::map<int64_t, v1::Payloads> recorded_side_effects_;  // by sequence number
   std::set<std::string> recorded_patches_;

@@ -104,9 +104,10 @@ class Recorder {
     *e.mutable_activity_task_completed()->mutable_result()->add_payloads() = std::move(result);
     builder_.append(e);
   }
-  void timer_fired() {
+  void timer_fired() { timer_fired(last_timer_); }
+  void timer_fired(const std::string& timer_id) {
     v1::HistoryEvent e;
-    e.mutable_timer_fired()->set_timer_id(last_timer_);
+    e.mutable_timer_fired()->set_timer_id(timer_id);
     builder_.append(e);
   }
   void cancel_requested() {

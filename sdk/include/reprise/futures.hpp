@@ -28,7 +28,9 @@ class FutureBase {
  public:
   explicit FutureBase(std::shared_ptr<Pending> pending) : pending_(std::move(pending)) {}
   bool await_ready() const noexcept { return pending_->ready; }
-  void await_suspend(std::coroutine_handle<> h) noexcept { pending_->waiter = h; }
+  // Any number of coroutines may wait for the same future (the body and a
+  // branch on one timer): each is resumed, in the order it began to wait.
+  void await_suspend(std::coroutine_handle<> h) { pending_->waiters.push_back(h); }
   const std::shared_ptr<Pending>& pending() const { return pending_; }
   bool ready() const { return pending_->ready; }
 
@@ -95,6 +97,7 @@ class [[nodiscard]] SignalFuture : public detail::FutureBase {
   void cancel() { cancel_pending(); }
   T await_resume() const {
     throw_if_canceled("wait for signal");
+    pending_->value_taken = true;
     return single_value<T>("signal");
   }
 };
@@ -144,8 +147,11 @@ class [[nodiscard]] BranchFuture : public detail::FutureBase {
 // --- waiting for several ---
 
 // The first of several futures to be ready: `co_await any(payment, timeout)`
-// gives its index (ties go to the earlier argument, as history orders them).
-// The others stay pending and may still be awaited or canceled.
+// gives its index. When several are ready, the one history resolved first
+// wins (a timer that fired before the signal arrived beats the signal, in
+// whatever order they were passed). The others stay pending and may still
+// be awaited or canceled; a signal wait that is dropped unread gives its
+// value back for the next wait.
 class [[nodiscard]] AnyOf {
  public:
   explicit AnyOf(std::vector<std::shared_ptr<detail::Pending>> pendings) : pendings_(std::move(pendings)) {}
@@ -155,20 +161,23 @@ class [[nodiscard]] AnyOf {
     }
     return false;
   }
-  void await_suspend(std::coroutine_handle<> h) noexcept {
-    for (auto& p : pendings_) p->waiter = h;
+  void await_suspend(std::coroutine_handle<> h) {
+    waiting_ = h;
+    for (auto& p : pendings_) p->waiters.push_back(h);
   }
-  size_t await_resume() const noexcept {
+  size_t await_resume() noexcept {
     size_t first = pendings_.size();
     for (size_t i = 0; i < pendings_.size(); ++i) {
-      pendings_[i]->waiter = {};  // the losers must not resume this coroutine later
-      if (pendings_[i]->ready && first == pendings_.size()) first = i;
+      const detail::Pending& p = *pendings_[i];
+      if (waiting_) std::erase(pendings_[i]->waiters, waiting_);  // the losers must not resume this coroutine later
+      if (p.ready && (first == pendings_.size() || p.resolved_order < pendings_[first]->resolved_order)) first = i;
     }
     return first;
   }
 
  private:
   std::vector<std::shared_ptr<detail::Pending>> pendings_;
+  std::coroutine_handle<> waiting_;
 };
 
 template <typename... Futures>

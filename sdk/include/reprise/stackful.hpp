@@ -183,7 +183,7 @@ class StackfulContext {
     return wrap(ctx_.wait(signal));
   }
 
-  // The index of the first of `futures` to be ready (ties to the earlier).
+  // The index of the first of `futures` to be ready (ties in history order, as any()).
   template <typename... Fs>
   size_t any(Blocking<Fs>&... futures) {
     return run_->wait_for(reprise::any(futures.future()...));

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "history/clock.hpp"
 #include "reprise/v1/command.pb.h"
@@ -35,17 +36,20 @@ class WorkflowCore;
 
 // The result of something that completes later (an activity, a timer, a
 // signal, a child workflow, a branch): set by the runtime when the event
-// that resolves it is applied; the coroutine awaiting it is then resumed in
-// deterministic order.
+// that resolves it is applied; every coroutine awaiting it is then resumed,
+// in the order they began to wait.
 struct Pending {
   enum class Kind { kActivity, kTimer, kSignal, kChild, kBranch };
   Kind kind = Kind::kActivity;
   bool ready = false;
-  bool canceled = false;    // resolved by cancellation, not by its event
-  bool cancellable = true;  // false when issued through ctx.non_cancellable()
+  bool canceled = false;     // resolved by cancellation, not by its event
+  bool cancellable = true;   // false when issued through ctx.non_cancellable()
+  bool value_taken = false;  // the code read the result (a signal's unread value goes back)
+  // When it became ready, counted per workflow: history order, for any().
+  uint64_t resolved_order = 0;
   v1::Payloads result;
   std::optional<v1::Failure> failure;
-  std::coroutine_handle<> waiter;
+  std::vector<std::coroutine_handle<>> waiters;  // in the order they suspended
   std::string name;              // for messages: activity type, timer id, signal name, child workflow id
   int64_t event_id = 0;          // the event that recorded the command (scheduled, started, initiated)
   WorkflowCore* core = nullptr;  // where cancel() goes
