@@ -12,9 +12,9 @@ void replay_history(const v1::History& history, const std::string& workflow_type
   }
   worker::WorkflowInstance instance(workflow_type, std::move(starter));
   instance.set_execution("replay", history.events(0).workflow_execution_started().original_execution_run_id());
-  Result<worker::Activation> replayed = instance.apply(history);
+  worker::ApplyResult replayed = instance.apply(history);
   if (replayed) return;
-  if (replayed.status().code() == StatusCode::kFailedPrecondition) {
+  if (replayed.nondeterministic()) {
     throw NonDeterminismError(replayed.status().message());
   }
   throw Error("replaying workflow '" + workflow_type + "' failed: " + replayed.status().message());

@@ -133,18 +133,11 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
   }
   v1::History events;
   std::unique_ptr<worker::WorkflowInstance> instance;
-  Result<worker::Activation> activation = [&]() -> Result<worker::Activation> {
-    try {
-      instance = instance_for(task, starter->second, events);
-      return instance->apply(events);
-    } catch (const worker::ReplayError& e) {
-      return e.status;
-    }
-  }();
+  worker::ApplyResult activation = instance_for(task, starter->second, instance, events);
+  if (activation) activation = instance->apply(events);
   if (!activation) {
-    const bool nondeterministic = activation.status().code() == StatusCode::kFailedPrecondition;
-    return fail(nondeterministic ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
-                                 : v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+    return fail(activation.nondeterministic() ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
+                                              : v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
                 activation.status().message());  // the instance is dropped: the retry replays afresh
   }
   v1::CompleteWorkflowTaskRequest done;
@@ -160,9 +153,9 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
   if (keep) cache_put(task.workflow_execution().run_id(), std::move(instance));
 }
 
-std::unique_ptr<worker::WorkflowInstance> Worker::instance_for(const v1::PollWorkflowTaskResponse& task,
-                                                               std::shared_ptr<const worker::WorkflowStarter> starter,
-                                                               v1::History& events) {
+worker::ApplyResult Worker::instance_for(const v1::PollWorkflowTaskResponse& task,
+                                         std::shared_ptr<const worker::WorkflowStarter> starter,
+                                         std::unique_ptr<worker::WorkflowInstance>& instance, v1::History& events) {
   const std::string& run_id = task.workflow_execution().run_id();
   const int64_t first = task.history().events_size() > 0 ? task.history().events(0).event_id() : 1;
   std::unique_ptr<worker::WorkflowInstance> cached;
@@ -178,15 +171,15 @@ std::unique_ptr<worker::WorkflowInstance> Worker::instance_for(const v1::PollWor
   }
   if (cached && cached->last_event_id() + 1 == first) {
     events = task.history();
-    return cached;
+    instance = std::move(cached);
+    return worker::Activation{};
   }
-  auto instance =
-      std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter, options_.panic_policy);
+  instance = std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter, options_.panic_policy);
   instance->set_execution(task.workflow_execution().workflow_id(), run_id);
   instance->set_blobs(blobs_.get());
   if (first == 1) {
     events = task.history();
-    return instance;
+    return worker::Activation{};
   }
   // Evicted, or never here: the task has only the new events. Replay the
   // rest page by page, so memory holds one page and the workflow's state,
@@ -212,12 +205,11 @@ std::unique_ptr<worker::WorkflowInstance> Worker::instance_for(const v1::PollWor
     ready.mutable_events()->Reserve(cut);
     for (int i = 0; i < cut; ++i) *ready.add_events() = std::move(*carry.mutable_events(i));
     carry.mutable_events()->DeleteSubrange(0, cut);
-    if (Result<worker::Activation> replayed = instance->apply(ready); !replayed)
-      throw worker::ReplayError{replayed.status()};
+    if (worker::ApplyResult replayed = instance->apply(ready); !replayed) return replayed;
   } while (!r.next_page_token().empty());
   for (const auto& e : task.history().events()) *carry.add_events() = e;
   events = std::move(carry);
-  return instance;
+  return worker::Activation{};
 }
 
 void Worker::cache_put(const std::string& run_id, std::unique_ptr<worker::WorkflowInstance> instance) {
@@ -240,8 +232,11 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
   v1::CompleteWorkflowTaskRequest r;
   r.set_task_token(task.task_token());
   r.set_identity(options_.identity);
-  // A fresh replay of the full history the query task carries: the cached
-  // instance may be busy with a workflow task on another thread.
+  // A fresh replay of the tasks history shows completed: the cached
+  // instance may be busy with a workflow task on another thread, and the
+  // task in flight (the query's history may end with its
+  // WorkflowTaskStarted) must not run here: its side effects and log lines
+  // are its own, and its state may never come to exist.
   auto starter = workflows_.find(task.workflow_type().name());
   std::unique_ptr<worker::WorkflowInstance> instance;
   Status replayed = Status::not_found("workflow '" + task.workflow_type().name() + "' is not registered with worker " +
@@ -250,7 +245,7 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
     instance = std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter->second);
     instance->set_execution(task.workflow_execution().workflow_id(), task.workflow_execution().run_id());
     instance->set_blobs(blobs_.get());
-    replayed = instance->apply(task.history()).status();
+    replayed = instance->replay_completed(task.history()).status();
   }
   for (const auto& [id, query] : task.queries()) {
     v1::WorkflowQueryResult& result = (*r.mutable_query_results())[id];

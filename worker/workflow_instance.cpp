@@ -49,48 +49,63 @@ WorkflowInstance::~WorkflowInstance() {
   body_.reset();
 }
 
-Result<Activation> WorkflowInstance::apply(const v1::History& events) {
+ApplyResult WorkflowInstance::apply(const v1::History& events) { return apply_events(events, true); }
+
+ApplyResult WorkflowInstance::replay_completed(const v1::History& events) { return apply_events(events, false); }
+
+Status WorkflowInstance::nondeterminism(std::string message) {
+  diverged_ = true;
+  return Status::failed_precondition(std::move(message));
+}
+
+ApplyResult WorkflowInstance::apply_events(const v1::History& events, bool run_last_task) {
   Activation out;
-  note_markers(events);
-  for (int i = 0; i < events.events_size(); ++i) {
-    const v1::HistoryEvent& e = events.events(i);
-    if (e.event_id() != last_event_id_ + 1) {
-      return Status::invalid_argument("history continues at event " + std::to_string(e.event_id()) +
-                                      ", the instance is at event " + std::to_string(last_event_id_));
+  Status applied = [&]() -> Status {
+    note_markers(events);
+    for (int i = 0; i < events.events_size(); ++i) {
+      const v1::HistoryEvent& e = events.events(i);
+      if (e.event_id() != last_event_id_ + 1) {
+        return Status::invalid_argument("history continues at event " + std::to_string(e.event_id()) +
+                                        ", the instance is at event " + std::to_string(last_event_id_));
+      }
+      last_event_id_ = e.event_id();
+      if (e.event_type() != v1::EVENT_TYPE_WORKFLOW_TASK_STARTED) {
+        REPRISE_RETURN_IF_ERROR(apply_event(e));
+        continue;
+      }
+      // A task history shows completed was an activation: replay it. One that
+      // failed or timed out left nothing behind: skip it. The last one is the
+      // task at hand (unless only completed tasks are to run).
+      const bool last = i + 1 == events.events_size();
+      if (last && !run_last_task) continue;
+      if (!last && events.events(i + 1).event_type() != v1::EVENT_TYPE_WORKFLOW_TASK_COMPLETED) continue;
+      now_ = to_time(e.event_time());
+      replaying_ = !last;
+      info_.history_length = e.event_id();
+      info_.history_size_bytes = e.workflow_task_started().history_size_bytes();
+      info_.continue_as_new_suggested = e.workflow_task_started().suggest_continue_as_new();
+      if (i > 0 && events.events(i - 1).has_workflow_task_scheduled()) {
+        info_.attempt = events.events(i - 1).workflow_task_scheduled().attempt();
+      }
+      REPRISE_RETURN_IF_ERROR(activate());
+      if (last) {
+        for (const Issued& issued : issued_) out.commands.push_back(issued.command);
+      }
     }
-    last_event_id_ = e.event_id();
-    if (e.event_type() != v1::EVENT_TYPE_WORKFLOW_TASK_STARTED) {
-      REPRISE_RETURN_IF_ERROR(apply_event(e));
-      continue;
+    // A history that ends after a completed task (an exported one) must hold
+    // every command that task's code issued.
+    const bool ends_in_task = events.events_size() > 0 && events.events(events.events_size() - 1).event_type() ==
+                                                              v1::EVENT_TYPE_WORKFLOW_TASK_STARTED;
+    if (!ends_in_task && !issued_.empty()) {
+      return nondeterminism("non-determinism: the workflow issued " + describe(issued_.front().command) +
+                            ", but history has no event for it (it ends at event " + std::to_string(last_event_id_) +
+                            ")");
     }
-    // A task history shows completed was an activation: replay it. One that
-    // failed or timed out left nothing behind: skip it. The last one is the
-    // task at hand.
-    const bool last = i + 1 == events.events_size();
-    if (!last && events.events(i + 1).event_type() != v1::EVENT_TYPE_WORKFLOW_TASK_COMPLETED) continue;
-    now_ = to_time(e.event_time());
-    replaying_ = !last;
-    info_.history_length = e.event_id();
-    info_.history_size_bytes = e.workflow_task_started().history_size_bytes();
-    info_.continue_as_new_suggested = e.workflow_task_started().suggest_continue_as_new();
-    if (i > 0 && events.events(i - 1).has_workflow_task_scheduled()) {
-      info_.attempt = events.events(i - 1).workflow_task_scheduled().attempt();
-    }
-    REPRISE_RETURN_IF_ERROR(activate());
-    if (last) {
-      for (const Issued& issued : issued_) out.commands.push_back(issued.command);
-    }
-  }
-  // A history that ends after a completed task (an exported one) must hold
-  // every command that task's code issued.
-  const bool ends_in_task = events.events_size() > 0 && events.events(events.events_size() - 1).event_type() ==
-                                                            v1::EVENT_TYPE_WORKFLOW_TASK_STARTED;
-  if (!ends_in_task && !issued_.empty()) {
-    return Status::failed_precondition("non-determinism: the workflow issued " + describe(issued_.front().command) +
-                                       ", but history has no event for it (it ends at event " +
-                                       std::to_string(last_event_id_) + ")");
-  }
-  return out;
+    return Status::ok();
+  }();
+  if (applied.is_ok()) return out;
+  if (diverged_) return NonDeterminism{applied.message()};
+  return applied;
 }
 
 void WorkflowInstance::note_markers(const v1::History& events) {
@@ -115,9 +130,8 @@ void WorkflowInstance::note_markers(const v1::History& events) {
 
 Status WorkflowInstance::activate() {
   if (!issued_.empty()) {
-    return Status::failed_precondition("non-determinism: the workflow issued " + describe(issued_.front().command) +
-                                       ", but history has no event for it before workflow task " +
-                                       std::to_string(last_event_id_));
+    return nondeterminism("non-determinism: the workflow issued " + describe(issued_.front().command) +
+                          ", but history has no event for it before workflow task " + std::to_string(last_event_id_));
   }
   if (completion_issued_) return Status::ok();  // a task after closing (rejected close): nothing runs
   detail::ChargeFramesTo charge(frames_);
@@ -197,12 +211,11 @@ Result<WorkflowInstance::Issued> WorkflowInstance::match(const v1::HistoryEvent&
   };
   if (issued_.empty() || !same(issued_.front())) {
     if (issued_.empty()) {
-      return Status::failed_precondition("non-determinism: history has event " + std::to_string(e.event_id()) + " " +
-                                         describe(e) + ", but the workflow code did nothing there now");
+      return nondeterminism("non-determinism: history has event " + std::to_string(e.event_id()) + " " + describe(e) +
+                            ", but the workflow code did nothing there now");
     }
-    return Status::failed_precondition("non-determinism at event " + std::to_string(e.event_id()) + ": history has " +
-                                       describe(e) + ", the workflow code did " + describe(issued_.front().command) +
-                                       " now");
+    return nondeterminism("non-determinism at event " + std::to_string(e.event_id()) + ": history has " + describe(e) +
+                          ", the workflow code did " + describe(issued_.front().command) + " now");
   }
   Issued issued = std::move(issued_.front());
   issued_.pop_front();
@@ -293,8 +306,8 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
     default:
       return Status::ok();  // workflow-task bookkeeping, activity starts
   }
-  return Status::failed_precondition("non-determinism: history has event " + std::to_string(e.event_id()) + " " +
-                                     describe(e) + " for something the workflow code never started");
+  return nondeterminism("non-determinism: history has event " + std::to_string(e.event_id()) + " " + describe(e) +
+                        " for something the workflow code never started");
 }
 
 Status WorkflowInstance::apply_activity_outcome(const v1::HistoryEvent& e) {
@@ -313,8 +326,8 @@ Status WorkflowInstance::apply_activity_outcome(const v1::HistoryEvent& e) {
   }
   auto it = activities_.find(scheduled);
   if (it == activities_.end()) {
-    return Status::failed_precondition("non-determinism: history has event " + std::to_string(e.event_id()) + " " +
-                                       describe(e) + " for an activity the workflow code never scheduled");
+    return nondeterminism("non-determinism: history has event " + std::to_string(e.event_id()) + " " + describe(e) +
+                          " for an activity the workflow code never scheduled");
   }
   std::shared_ptr<detail::Pending> pending = std::move(it->second);
   activities_.erase(it);
@@ -359,8 +372,8 @@ Status WorkflowInstance::apply_child_outcome(const v1::HistoryEvent& e) {
   }
   auto it = children_.find(initiated);
   if (it == children_.end()) {
-    return Status::failed_precondition("non-determinism: history has event " + std::to_string(e.event_id()) + " " +
-                                       describe(e) + " for a child the workflow code never started");
+    return nondeterminism("non-determinism: history has event " + std::to_string(e.event_id()) + " " + describe(e) +
+                          " for a child the workflow code never started");
   }
   std::shared_ptr<detail::Pending> pending = std::move(it->second);
   children_.erase(it);

@@ -31,6 +31,7 @@
 #include "reprise/stackful.hpp"
 #include "reprise/v1/history.pb.h"
 #include "reprise/workflow.hpp"
+#include "worker/apply_result.hpp"
 #include "worker/signal_inbox.hpp"
 
 namespace reprise::worker {
@@ -52,16 +53,6 @@ class RunningWorkflow {
 using WorkflowStarter = std::function<std::unique_ptr<RunningWorkflow>(WorkflowContext&, const v1::Payloads& input,
                                                                        const PayloadLoader& load)>;
 
-// A replay that failed before the task's own events were reached.
-struct ReplayError {
-  Status status;
-};
-
-// What a workflow task's activation decided: the commands to send.
-struct Activation {
-  std::vector<v1::Command> commands;
-};
-
 // What an exception from the workflow's code does when it is not a workflow
 // outcome (ApplicationError, ActivityError, ChildWorkflowError, CanceledError)
 // but a bug: std::out_of_range, a PayloadError, anything else.
@@ -82,11 +73,17 @@ class WorkflowInstance final : public detail::WorkflowCore {
   ~WorkflowInstance() override;
   WorkflowInstance(const WorkflowInstance&) = delete;
 
-  // FAILED_PRECONDITION for non-determinism, INVALID_ARGUMENT for a history
-  // that does not continue where the last one ended, and the workflow's
-  // bugs (under PanicPolicy::kFailTask) as INTERNAL with their message;
-  // after an error the instance must be dropped.
-  Result<Activation> apply(const v1::History& events);
+  // A NonDeterminism, INVALID_ARGUMENT for a history that does not continue
+  // where the last one ended, and the workflow's bugs (under
+  // PanicPolicy::kFailTask) as INTERNAL with their message; after an error
+  // the instance must be dropped.
+  ApplyResult apply(const v1::History& events);
+
+  // Applies `events` as replay only, for a query: the tasks history shows
+  // completed are replayed, and a trailing WorkflowTaskStarted (a task in
+  // flight on some worker) is not run, so no live code runs (no side
+  // effect computed, no log line) and the state is one that existed.
+  ApplyResult replay_completed(const v1::History& events);
 
   // Runs the handler of query `name` on the state the applied history left
   // (as of its last completed task; before the first, as the first will).
@@ -143,6 +140,10 @@ class WorkflowInstance final : public detail::WorkflowCore {
     bool derived_child_id = false;
   };
 
+  ApplyResult apply_events(const v1::History& events, bool run_last_task);
+  // The one way a non-determinism is reported: the instance has diverged
+  // from its history, and apply() says so with its own error type.
+  Status nondeterminism(std::string message);
   Status apply_event(const v1::HistoryEvent& e);
   // Applies an event that resolves an activity or a child workflow.
   Status apply_activity_outcome(const v1::HistoryEvent& e);
@@ -174,6 +175,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   bool replaying_ = false;
   bool cancel_requested_ = false;  // WorkflowExecutionCancelRequested applied
   bool cancel_delivered_ = false;  // ... and the pending work canceled
+  bool diverged_ = false;          // a non-determinism was found
   std::optional<v1::Command> continue_as_new_;
   TimePoint now_;
   int64_t last_event_id_ = 0;

@@ -291,7 +291,7 @@ TEST(WorkflowInstance, LogLinesAreWrittenOnceNotOnReplay) {
   Recorder rec{v1::Payloads()};
   auto live = fresh(worker::make_starter<&chatty>("chatty"));
   live.set_execution("wf-log", "run-1");
-  Result<worker::Activation> first = worker::Activation{};
+  worker::ApplyResult first = worker::Activation{};
   const std::string live_output = stderr_of([&] { first = live.apply(rec.history()); });
   ASSERT_TRUE(first.is_ok());
   EXPECT_EQ(live_output, "level=info workflow_id=wf-log run_id=run-1 msg=\"charging \\\"order 1\\\"\"\n");

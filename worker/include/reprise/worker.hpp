@@ -105,13 +105,13 @@ class Worker {
   void activity_poll_loop();
   void run_workflow_task(const v1::PollWorkflowTaskResponse& task);
   void answer_query(const v1::PollWorkflowTaskResponse& task);
-  // The instance for a task and the events it must still apply: the cached
-  // one if the task continues it, else a fresh one that has replayed the
-  // history before the task's events (fetched page by page when the task
-  // has only part). Throws worker::ReplayError when that replay fails.
-  std::unique_ptr<worker::WorkflowInstance> instance_for(const v1::PollWorkflowTaskResponse& task,
-                                                         std::shared_ptr<const worker::WorkflowStarter> starter,
-                                                         v1::History& events);
+  // Makes `instance` the one for `task` and sets the events it must still
+  // apply: the cached one if the task continues it, else a fresh one that
+  // has replayed the history before the task's events (fetched page by page
+  // when the task has only part). An error when that replay fails.
+  worker::ApplyResult instance_for(const v1::PollWorkflowTaskResponse& task,
+                                   std::shared_ptr<const worker::WorkflowStarter> starter,
+                                   std::unique_ptr<worker::WorkflowInstance>& instance, v1::History& events);
   void cache_put(const std::string& run_id, std::unique_ptr<worker::WorkflowInstance> instance);
   void run_activity(const v1::PollActivityTaskResponse& task);
 
