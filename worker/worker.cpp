@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "history/proto_time.hpp"
 #include "reprise/detail/failure.hpp"
+#include "worker/sticky_cache.hpp"
 
 namespace reprise {
 
@@ -20,6 +22,11 @@ std::string default_identity() {
 
 // A failed RPC while polling: the server is away. Wait a little, poll again.
 void back_off() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
+
+void log_poll_failure(const char* kind, const std::string& queue, const RpcError& e) {
+  std::fprintf(stderr, "level=warn msg=\"%s poll failed, retrying\" task_queue=%s error=\"%s\"\n", kind, queue.c_str(),
+               e.what());
+}
 
 }  // namespace
 
@@ -38,6 +45,7 @@ Worker::Worker(std::shared_ptr<Connection> connection, WorkerOptions options)
   if (options_.cache_size < 0) throw std::invalid_argument("WorkerOptions.cache_size must not be negative");
   if (options_.identity.empty()) options_.identity = default_identity();
   sticky_queue_ = options_.task_queue + "/" + options_.identity;
+  cache_ = std::make_unique<worker::StickyCache>(options_.cache_size, options_.cache_bytes);
   blobs_ = std::make_unique<detail::Blobs>(*connection_, detail::BlobOptions{.cache_bytes = options_.blob_cache_bytes});
 }
 
@@ -91,6 +99,7 @@ void Worker::stop() {
 }
 
 void Worker::workflow_poll_loop(const std::string& queue) {
+  bool poll_failing = false;
   while (!stopping_ && workflow_pool_->wait_for_free_thread()) {
     v1::PollWorkflowTaskRequest poll;
     poll.mutable_task_queue()->set_name(queue);
@@ -98,7 +107,11 @@ void Worker::workflow_poll_loop(const std::string& queue) {
     auto task = std::make_shared<v1::PollWorkflowTaskResponse>();
     try {
       *task = connection_->poll_workflow_task(poll);
-    } catch (const RpcError&) {
+      poll_failing = false;
+    } catch (const RpcError& e) {
+      // Once per run of failures: the server is away, or sent a task that
+      // does not parse (no token to fail it with: the server must refuse such input).
+      if (!std::exchange(poll_failing, true)) log_poll_failure("workflow", queue, e);
       back_off();
       continue;
     }
@@ -115,30 +128,55 @@ void Worker::workflow_poll_loop(const std::string& queue) {
 }
 
 void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
-  if (task.queries_size() > 0) return answer_query(task);
+  try {
+    if (task.queries_size() > 0) return answer_query(task);
+    complete_workflow_task(task);
+  } catch (const std::exception& e) {
+    // A task this worker could not decode, replay or answer (a history
+    // page that does not parse, a payload that cannot be stored, an answer
+    // the server refused): fail it with the reason, so describe and the
+    // log say why instead of the workflow sitting RUNNING until the task
+    // times out. When the server is away this fails too, and the caller
+    // logs that; the task then times out and comes back.
+    fail_workflow_task(task, v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+                       std::string("the worker could not process the task: ") + e.what());
+  }
+}
+
+void Worker::fail_workflow_task(const v1::PollWorkflowTaskResponse& task, v1::WorkflowTaskFailedCause cause,
+                                const std::string& message) {
+  std::fprintf(stderr, "level=warn msg=\"workflow task failed\" workflow_id=%s run_id=%s cause=%s reason=\"%s\"\n",
+               task.workflow_execution().workflow_id().c_str(), task.workflow_execution().run_id().c_str(),
+               v1::WorkflowTaskFailedCause_Name(cause).c_str(), message.c_str());
+  v1::FailWorkflowTaskRequest r;
+  r.set_task_token(task.task_token());
+  r.set_cause(cause);
+  r.mutable_failure()->set_message(message);
+  r.mutable_failure()->set_source("cpp-sdk");
+  r.set_identity(options_.identity);
+  connection_->fail_workflow_task(r);
+}
+
+void Worker::complete_workflow_task(const v1::PollWorkflowTaskResponse& task) {
   const std::string& type = task.workflow_type().name();
-  auto fail = [&](v1::WorkflowTaskFailedCause cause, const std::string& message) {
-    v1::FailWorkflowTaskRequest r;
-    r.set_task_token(task.task_token());
-    r.set_cause(cause);
-    r.mutable_failure()->set_message(message);
-    r.mutable_failure()->set_source("cpp-sdk");
-    r.set_identity(options_.identity);
-    connection_->fail_workflow_task(r);
-  };
   auto starter = workflows_.find(type);
   if (starter == workflows_.end()) {
-    return fail(v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
-                "workflow '" + type + "' is not registered with worker " + options_.identity);
+    return fail_workflow_task(task, v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+                              "workflow '" + type + "' is not registered with worker " + options_.identity);
   }
+  const std::string& run_id = task.workflow_execution().run_id();
+  // This task alone holds the run's instance until it gives it back.
+  worker::StickyCache::Lease lease = cache_->acquire(run_id);
   v1::History events;
-  std::unique_ptr<worker::WorkflowInstance> instance;
+  std::unique_ptr<worker::WorkflowInstance> instance = lease.take();
   worker::ApplyResult activation = instance_for(task, starter->second, instance, events);
   if (activation) activation = instance->apply(events);
   if (!activation) {
-    return fail(activation.nondeterministic() ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
-                                              : v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
-                activation.status().message());  // the instance is dropped: the retry replays afresh
+    lease.release(nullptr);  // the instance is dropped: the retry replays afresh
+    return fail_workflow_task(task,
+                              activation.nondeterministic() ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
+                                                            : v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+                              activation.status().message());
   }
   v1::CompleteWorkflowTaskRequest done;
   done.set_task_token(task.task_token());
@@ -149,8 +187,16 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
   }
   const bool keep = options_.cache_size > 0 && !instance->finished();
   if (keep) done.mutable_sticky_attributes()->mutable_worker_task_queue()->set_name(sticky_queue_);
-  connection_->complete_workflow_task(done);
-  if (keep) cache_put(task.workflow_execution().run_id(), std::move(instance));
+  // Back in the cache before the answer: the run's next task may reach
+  // another thread as soon as the server has the answer.
+  lease.release(keep ? std::move(instance) : nullptr);
+  try {
+    connection_->complete_workflow_task(done);
+  } catch (...) {
+    // Not recorded: the kept instance is ahead of history and must not serve the retry.
+    cache_->evict(run_id);
+    throw;
+  }
 }
 
 worker::ApplyResult Worker::instance_for(const v1::PollWorkflowTaskResponse& task,
@@ -158,20 +204,8 @@ worker::ApplyResult Worker::instance_for(const v1::PollWorkflowTaskResponse& tas
                                          std::unique_ptr<worker::WorkflowInstance>& instance, v1::History& events) {
   const std::string& run_id = task.workflow_execution().run_id();
   const int64_t first = task.history().events_size() > 0 ? task.history().events(0).event_id() : 1;
-  std::unique_ptr<worker::WorkflowInstance> cached;
-  {
-    std::lock_guard lock(cache_mu_);
-    auto it = cache_.find(run_id);
-    if (it != cache_.end()) {
-      cached = std::move(it->second.instance);
-      lru_.erase(it->second.lru_position);
-      cache_bytes_ -= it->second.bytes;
-      cache_.erase(it);
-    }
-  }
-  if (cached && cached->last_event_id() + 1 == first) {
+  if (instance && instance->last_event_id() + 1 == first) {
     events = task.history();
-    instance = std::move(cached);
     return worker::Activation{};
   }
   instance = std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter, options_.panic_policy);
@@ -212,22 +246,6 @@ worker::ApplyResult Worker::instance_for(const v1::PollWorkflowTaskResponse& tas
   return worker::Activation{};
 }
 
-void Worker::cache_put(const std::string& run_id, std::unique_ptr<worker::WorkflowInstance> instance) {
-  const size_t bytes = instance->approximate_bytes();
-  std::lock_guard lock(cache_mu_);
-  lru_.push_front(run_id);
-  cache_[run_id] = {std::move(instance), lru_.begin(), bytes};
-  cache_bytes_ += bytes;
-  // The least recently used go first; an instance larger than the whole
-  // bound is not kept at all.
-  while (static_cast<int>(cache_.size()) > options_.cache_size || cache_bytes_ > options_.cache_bytes) {
-    auto last = cache_.find(lru_.back());
-    cache_bytes_ -= last->second.bytes;
-    cache_.erase(last);
-    lru_.pop_back();
-  }
-}
-
 void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
   v1::CompleteWorkflowTaskRequest r;
   r.set_task_token(task.task_token());
@@ -261,6 +279,7 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
 }
 
 void Worker::activity_poll_loop() {
+  bool poll_failing = false;
   while (!stopping_ && activity_pool_->wait_for_free_thread()) {
     v1::PollActivityTaskRequest poll;
     poll.mutable_task_queue()->set_name(options_.task_queue);
@@ -268,7 +287,9 @@ void Worker::activity_poll_loop() {
     auto task = std::make_shared<v1::PollActivityTaskResponse>();
     try {
       *task = connection_->poll_activity_task(poll);
-    } catch (const RpcError&) {
+      poll_failing = false;
+    } catch (const RpcError& e) {
+      if (!std::exchange(poll_failing, true)) log_poll_failure("activity", options_.task_queue, e);
       back_off();
       continue;
     }

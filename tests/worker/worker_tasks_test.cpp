@@ -1,6 +1,6 @@
 // The Worker's handling of single workflow tasks, against a scripted
-// connection: a query that arrives while a task is in flight, and the cause
-// a failed task is reported with.
+// connection: a query that arrives while a task is in flight, a task the
+// worker cannot process, and the cause a failed task is reported with.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -96,6 +96,26 @@ TEST(WorkerQueries, AQueryDuringATaskInFlightSeesOnlyCompletedTasksAndRunsNoLive
   EXPECT_EQ(from_payload<std::string>(result.answer().payloads(0), "answer"), "started")
       << "the state of the last completed task, not of the one in flight";
   EXPECT_EQ(side_effects_computed.load(), computed_before) << "the in-flight task's side effect did not run";
+  worker->stop();
+}
+
+TEST(WorkerFailures, ATaskWhoseHistoryCannotBeReadIsFailedWithTheReason) {
+  const Recorder rec = steps_history_with_a_task_in_flight();
+  auto connection = std::make_shared<ScriptedConnection>();
+  connection->history = [](const v1::GetHistoryRequest&) -> v1::GetHistoryResponse {
+    throw RpcError(static_cast<int>(StatusCode::kInternal), "GetHistory: the page does not parse");
+  };
+  auto worker = worker_for(connection, steps_wf);
+  // A sticky task this worker has nothing cached for: it must fetch the rest.
+  connection->queue_task(task_with("task-1", rec.history_from(7)));
+
+  auto answer = connection->next_answer();
+  ASSERT_TRUE(answer) << "the task was dropped without an answer";
+  ASSERT_TRUE(answer->failed);
+  EXPECT_EQ(answer->failed->task_token(), "task-1");
+  EXPECT_EQ(answer->failed->cause(), v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR);
+  EXPECT_NE(answer->failed->failure().message().find("the page does not parse"), std::string::npos)
+      << answer->failed->failure().message();
   worker->stop();
 }
 

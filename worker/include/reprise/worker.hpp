@@ -15,7 +15,6 @@
 
 #include <atomic>
 #include <functional>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +29,10 @@
 #include "reprise/workflow.hpp"
 #include "worker/task_pool.hpp"
 #include "worker/workflow_instance.hpp"
+
+namespace reprise::worker {
+class StickyCache;
+}
 
 namespace reprise {
 
@@ -103,16 +106,20 @@ class Worker {
   void add_activity(const std::string& name, ActivityRunner runner);
   void workflow_poll_loop(const std::string& queue);
   void activity_poll_loop();
+  // Answers a workflow or query task; a task it cannot process is failed with the reason.
   void run_workflow_task(const v1::PollWorkflowTaskResponse& task);
+  void complete_workflow_task(const v1::PollWorkflowTaskResponse& task);
+  void fail_workflow_task(const v1::PollWorkflowTaskResponse& task, v1::WorkflowTaskFailedCause cause,
+                          const std::string& message);
   void answer_query(const v1::PollWorkflowTaskResponse& task);
-  // Makes `instance` the one for `task` and sets the events it must still
-  // apply: the cached one if the task continues it, else a fresh one that
-  // has replayed the history before the task's events (fetched page by page
-  // when the task has only part). An error when that replay fails.
+  // Makes `instance` (the cached one, or null) the one for `task` and sets
+  // the events it must still apply: the cached one if the task continues
+  // it, else a fresh one that has replayed the history before the task's
+  // events (fetched page by page when the task has only part). An error
+  // when that replay fails.
   worker::ApplyResult instance_for(const v1::PollWorkflowTaskResponse& task,
                                    std::shared_ptr<const worker::WorkflowStarter> starter,
                                    std::unique_ptr<worker::WorkflowInstance>& instance, v1::History& events);
-  void cache_put(const std::string& run_id, std::unique_ptr<worker::WorkflowInstance> instance);
   void run_activity(const v1::PollActivityTaskResponse& task);
 
   std::shared_ptr<Connection> connection_;
@@ -121,15 +128,7 @@ class Worker {
   std::map<std::string, std::shared_ptr<const worker::WorkflowStarter>> workflows_;
   std::map<std::string, ActivityRunner> activities_;
   std::string sticky_queue_;  // this worker's own queue for the workflows it caches
-  std::mutex cache_mu_;
-  std::list<std::string> lru_;  // most recent first
-  struct Cached {
-    std::unique_ptr<worker::WorkflowInstance> instance;
-    std::list<std::string>::iterator lru_position;
-    size_t bytes = 0;  // as of when it was put back
-  };
-  std::map<std::string, Cached> cache_;
-  size_t cache_bytes_ = 0;
+  std::unique_ptr<worker::StickyCache> cache_;
   std::atomic<bool> stopping_{false};
   std::unique_ptr<worker::TaskPool> workflow_pool_;
   std::unique_ptr<worker::TaskPool> activity_pool_;

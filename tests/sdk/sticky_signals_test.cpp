@@ -1,0 +1,124 @@
+// The sticky cache under a burst of signals, on an embedded connection whose
+// answers to workflow tasks come back late (as over a slow network): the
+// server hands out a run's next task while the worker is still waiting for
+// the answer to the last one. The run's instance must be back in the cache
+// by then (not replayed from history on another thread, not put in the
+// cache twice), and every signal must count once.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "reprise/client.hpp"
+#include "reprise/worker.hpp"
+
+namespace reprise {
+namespace {
+
+using namespace std::chrono_literals;
+
+inline constexpr Signal<int64_t> add{"add"};
+
+Workflow<int64_t> sum_of_signals(WorkflowContext& ctx, int64_t count) {
+  int64_t sum = 0;
+  for (int64_t i = 0; i < count; ++i) sum += co_await ctx.wait(add);
+  co_return sum;
+}
+inline constexpr WorkflowDef<&sum_of_signals> sum_wf{"sum_of_signals"};
+
+// Passes every call through; workflow-task answers return `delay` after
+// the engine took them, and history fetches (a sticky task that missed the
+// cache and replays) are counted.
+class SlowAnswers final : public Connection {
+ public:
+  SlowAnswers(std::shared_ptr<Connection> inner, std::chrono::milliseconds delay)
+      : inner_(std::move(inner)), delay_(delay) {}
+  int history_fetches() const { return history_fetches_.load(); }
+
+  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+    inner_->complete_workflow_task(r);
+    std::this_thread::sleep_for(delay_);
+  }
+  v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override {
+    ++history_fetches_;
+    return inner_->get_history(r, timeout);
+  }
+  v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
+    return inner_->start_workflow(r);
+  }
+  void signal_workflow(const v1::SignalWorkflowRequest& r) override { inner_->signal_workflow(r); }
+  v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) override {
+    return inner_->query_workflow(r);
+  }
+  void request_cancel_workflow(const v1::RequestCancelWorkflowRequest& r) override {
+    inner_->request_cancel_workflow(r);
+  }
+  void terminate_workflow(const v1::TerminateWorkflowRequest& r) override { inner_->terminate_workflow(r); }
+  v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
+    return inner_->describe_workflow(r);
+  }
+  v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) override {
+    return inner_->list_workflows(r);
+  }
+  v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
+    return inner_->poll_workflow_task(r);
+  }
+  void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override { inner_->fail_workflow_task(r); }
+  v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
+    return inner_->poll_activity_task(r);
+  }
+  bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override { return inner_->heartbeat_activity(r); }
+  void complete_activity(const v1::CompleteActivityRequest& r) override { inner_->complete_activity(r); }
+  void fail_activity(const v1::FailActivityRequest& r) override { inner_->fail_activity(r); }
+  void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
+    inner_->report_activity_canceled(r);
+  }
+  v1::PutPayloadResponse put_payload(std::string_view bytes) override { return inner_->put_payload(bytes); }
+  std::string get_payload(const std::string& sha256) override { return inner_->get_payload(sha256); }
+
+ private:
+  std::shared_ptr<Connection> inner_;
+  std::chrono::milliseconds delay_;
+  std::atomic<int> history_fetches_{0};
+};
+
+struct TempDatabase {
+  std::filesystem::path dir;
+  TempDatabase() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "reprise-sticky-XXXXXX").string();
+    dir = ::mkdtemp(pattern.data());
+  }
+  ~TempDatabase() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+TEST(StickyCache, ARunReceivingSignalsFastIsServedFromTheCacheWithEverySignalCountedOnce) {
+  TempDatabase db;
+  auto embedded = Connection::embedded((db.dir / "sticky.db").string());
+  auto slow = std::make_shared<SlowAnswers>(embedded, 20ms);
+  Worker worker(slow, {.task_queue = "sums", .workflow_threads = 4, .workflow_pollers = 2});
+  worker.register_workflow(sum_wf);
+  worker.start();
+
+  constexpr int64_t kRuns = 2;
+  constexpr int64_t kSignals = 150;
+  Client client(embedded);
+  std::vector<WorkflowHandle<int64_t>> runs;
+  for (int64_t r = 0; r < kRuns; ++r) {
+    runs.push_back(client.start(sum_wf, {.id = "sum-" + std::to_string(r), .task_queue = "sums"}, kSignals));
+  }
+  for (int64_t i = 1; i <= kSignals; ++i) {
+    for (int64_t r = 0; r < kRuns; ++r) client.signal("sum-" + std::to_string(r), add, i);
+    std::this_thread::sleep_for(1ms);  // a steady stream, so each run gets many tasks
+  }
+  for (auto& run : runs) EXPECT_EQ(run.result(30s), kSignals * (kSignals + 1) / 2) << "a signal lost or doubled";
+  worker.stop();
+  EXPECT_LE(slow->history_fetches(), 1) << "sticky tasks replayed from history instead of using the cache";
+}
+
+}  // namespace
+}  // namespace reprise
