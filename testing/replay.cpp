@@ -1,4 +1,5 @@
 #include "reprise/testing.hpp"
+#include "worker/workflow_instance.hpp"
 
 namespace reprise::testing::detail {
 

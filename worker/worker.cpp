@@ -9,6 +9,7 @@
 #include "history/proto_time.hpp"
 #include "reprise/detail/failure.hpp"
 #include "worker/sticky_cache.hpp"
+#include "worker/task_pool.hpp"
 
 namespace reprise {
 
@@ -128,9 +129,10 @@ void Worker::workflow_poll_loop(const std::string& queue) {
 }
 
 void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
+  std::optional<TaskFailure> failure;
   try {
     if (task.queries_size() > 0) return answer_query(task);
-    complete_workflow_task(task);
+    failure = complete_workflow_task(task);
   } catch (const std::exception& e) {
     // A task this worker could not decode, replay or answer (a history
     // page that does not parse, a payload that cannot be stored, an answer
@@ -138,31 +140,28 @@ void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
     // log say why instead of the workflow sitting RUNNING until the task
     // times out. When the server is away this fails too, and the caller
     // logs that; the task then times out and comes back.
-    fail_workflow_task(task, v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
-                       std::string("the worker could not process the task: ") + e.what());
+    failure = {v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+               std::string("the worker could not process the task: ") + e.what()};
   }
-}
-
-void Worker::fail_workflow_task(const v1::PollWorkflowTaskResponse& task, v1::WorkflowTaskFailedCause cause,
-                                const std::string& message) {
+  if (!failure) return;
   std::fprintf(stderr, "level=warn msg=\"workflow task failed\" workflow_id=%s run_id=%s cause=%s reason=\"%s\"\n",
                task.workflow_execution().workflow_id().c_str(), task.workflow_execution().run_id().c_str(),
-               v1::WorkflowTaskFailedCause_Name(cause).c_str(), message.c_str());
+               v1::WorkflowTaskFailedCause_Name(failure->cause).c_str(), failure->message.c_str());
   v1::FailWorkflowTaskRequest r;
   r.set_task_token(task.task_token());
-  r.set_cause(cause);
-  r.mutable_failure()->set_message(message);
+  r.set_cause(failure->cause);
+  r.mutable_failure()->set_message(std::move(failure->message));
   r.mutable_failure()->set_source("cpp-sdk");
   r.set_identity(options_.identity);
   connection_->fail_workflow_task(r);
 }
 
-void Worker::complete_workflow_task(const v1::PollWorkflowTaskResponse& task) {
+std::optional<Worker::TaskFailure> Worker::complete_workflow_task(const v1::PollWorkflowTaskResponse& task) {
   const std::string& type = task.workflow_type().name();
   auto starter = workflows_.find(type);
   if (starter == workflows_.end()) {
-    return fail_workflow_task(task, v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
-                              "workflow '" + type + "' is not registered with worker " + options_.identity);
+    return TaskFailure{v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+                       "workflow '" + type + "' is not registered with worker " + options_.identity};
   }
   const std::string& run_id = task.workflow_execution().run_id();
   // This task alone holds the run's instance until it gives it back.
@@ -173,10 +172,9 @@ void Worker::complete_workflow_task(const v1::PollWorkflowTaskResponse& task) {
   if (activation) activation = instance->apply(events);
   if (!activation) {
     lease.release(nullptr);  // the instance is dropped: the retry replays afresh
-    return fail_workflow_task(task,
-                              activation.nondeterministic() ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
-                                                            : v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
-                              activation.status().message());
+    return TaskFailure{activation.nondeterministic() ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
+                                                     : v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+                       activation.status().message()};
   }
   v1::CompleteWorkflowTaskRequest done;
   done.set_task_token(task.task_token());
@@ -197,6 +195,7 @@ void Worker::complete_workflow_task(const v1::PollWorkflowTaskResponse& task) {
     cache_->evict(run_id);
     throw;
   }
+  return std::nullopt;
 }
 
 worker::ApplyResult Worker::instance_for(const v1::PollWorkflowTaskResponse& task,

@@ -28,6 +28,7 @@
 
 #include "history/status.hpp"
 #include "reprise/detail/blobs.hpp"
+#include "reprise/detail/workflow_starter.hpp"
 #include "reprise/stackful.hpp"
 #include "reprise/v1/history.pb.h"
 #include "reprise/workflow.hpp"
@@ -35,31 +36,6 @@
 #include "worker/signal_inbox.hpp"
 
 namespace reprise::worker {
-
-// A started workflow body, type-erased: the coroutine to resume and how to
-// read its result once it finishes.
-class RunningWorkflow {
- public:
-  virtual ~RunningWorkflow() = default;
-  virtual std::coroutine_handle<> handle() = 0;
-  virtual bool finished() const = 0;
-  // The encoded result; rethrows what the workflow threw.
-  virtual v1::Payloads take_result() = 0;
-};
-
-// How to start a workflow type from its input: decodes the arguments
-// (fetching claim-checks through `load`), calls the function. Throws
-// PayloadError when the input does not decode.
-using WorkflowStarter = std::function<std::unique_ptr<RunningWorkflow>(WorkflowContext&, const v1::Payloads& input,
-                                                                       const PayloadLoader& load)>;
-
-// What an exception from the workflow's code does when it is not a workflow
-// outcome (ApplicationError, ActivityError, ChildWorkflowError, CanceledError)
-// but a bug: std::out_of_range, a PayloadError, anything else.
-enum class PanicPolicy {
-  kFailTask,      // the task fails and is retried: the workflow waits for a fix (default)
-  kFailWorkflow,  // the workflow fails with the exception's message
-};
 
 class WorkflowInstance final : public detail::WorkflowCore {
  public:
@@ -207,11 +183,4 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::unique_ptr<std::mt19937_64> random_;
 };
 
-// Adapts `Workflow<R> fn(WorkflowContext&, Args...)`, or a stackful
-// `R fn(StackfulContext&, Args...)` run on stacks of `stack`, to a WorkflowStarter.
-template <auto Fn>
-WorkflowStarter make_starter(std::string name, StackOptions stack = {});
-
 }  // namespace reprise::worker
-
-#include "worker/workflow_starter.hpp"

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "history/status.hpp"
 #include "reprise/client.hpp"
 
 namespace reprise {

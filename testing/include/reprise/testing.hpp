@@ -17,8 +17,8 @@
 
 #include "history/clock.hpp"
 #include "reprise/client.hpp"
+#include "reprise/detail/workflow_starter.hpp"
 #include "reprise/history_file.hpp"
-#include "worker/workflow_instance.hpp"
 
 namespace reprise {
 class EmbeddedConnection;

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -26,13 +27,15 @@
 
 #include "reprise/activity.hpp"
 #include "reprise/client.hpp"
+#include "reprise/detail/workflow_starter.hpp"
 #include "reprise/workflow.hpp"
-#include "worker/task_pool.hpp"
-#include "worker/workflow_instance.hpp"
 
 namespace reprise::worker {
+class ApplyResult;
 class StickyCache;
-}
+class TaskPool;
+class WorkflowInstance;
+}  // namespace reprise::worker
 
 namespace reprise {
 
@@ -106,11 +109,16 @@ class Worker {
   void add_activity(const std::string& name, ActivityRunner runner);
   void workflow_poll_loop(const std::string& queue);
   void activity_poll_loop();
-  // Answers a workflow or query task; a task it cannot process is failed with the reason.
+  // Why a workflow task is failed, as FailWorkflowTask reports it.
+  struct TaskFailure {
+    v1::WorkflowTaskFailedCause cause;
+    std::string message;
+  };
+  // Answers a workflow or query task; one it cannot process is failed with
+  // the reason, and logged.
   void run_workflow_task(const v1::PollWorkflowTaskResponse& task);
-  void complete_workflow_task(const v1::PollWorkflowTaskResponse& task);
-  void fail_workflow_task(const v1::PollWorkflowTaskResponse& task, v1::WorkflowTaskFailedCause cause,
-                          const std::string& message);
+  // Completes the task, or says why it must fail.
+  std::optional<TaskFailure> complete_workflow_task(const v1::PollWorkflowTaskResponse& task);
   void answer_query(const v1::PollWorkflowTaskResponse& task);
   // Makes `instance` (the cached one, or null) the one for `task` and sets
   // the events it must still apply: the cached one if the task continues
