@@ -1,7 +1,9 @@
 // TestEnvironment: the embedded engine on a temporary database and a manual
-// clock. Time skipping: a thread watches for the moment nothing can happen
-// without time passing — no task queued or stored, none handed out and not
-// yet answered, no timer due — and then moves the clock to the next timer.
+// clock. Time skipping: while the test waits (in a workflow's result(), seen
+// as a long-poll for its close event, or in env.sleep()), a thread watches for
+// the moment nothing can happen without time passing — no task queued or
+// stored, none handed out and not yet answered, no timer due — and then moves
+// the clock to the next timer (or to the end of the sleep, if sooner).
 #include <stdlib.h>
 
 #include <filesystem>
@@ -38,6 +40,8 @@ class TestEnvironment::TrackingConnection final : public Connection {
  public:
   explicit TrackingConnection(std::shared_ptr<Connection> inner) : inner_(std::move(inner)) {}
   int64_t outstanding() const { return outstanding_.load(); }
+  // Calls blocked waiting for a workflow to close: the test in result().
+  int waiting_for_results() const { return waiting_for_results_.load(); }
   // Changes with every answered call: a quiet period sees it unchanged.
   int64_t calls() const { return calls_.load(); }
 
@@ -63,6 +67,12 @@ class TestEnvironment::TrackingConnection final : public Connection {
     return inner_->list_workflows(r);
   }
   v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override {
+    if (!r.wait_new_event() || !r.close_event_only()) return inner_->get_history(r, timeout);
+    struct Waiting {
+      std::atomic<int>& count;
+      explicit Waiting(std::atomic<int>& c) : count(c) { ++count; }
+      ~Waiting() { --count; }
+    } waiting(waiting_for_results_);
     return inner_->get_history(r, timeout);
   }
   v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
@@ -98,6 +108,7 @@ class TestEnvironment::TrackingConnection final : public Connection {
   std::shared_ptr<Connection> inner_;
   std::atomic<int64_t> outstanding_{0};
   std::atomic<int64_t> calls_{0};
+  std::atomic<int> waiting_for_results_{0};
 };
 
 namespace {
@@ -135,6 +146,13 @@ void TestEnvironment::advance(std::chrono::nanoseconds by) {
   embedded_->engine().check_timers();
 }
 
+void TestEnvironment::sleep(std::chrono::nanoseconds d) {
+  if (!skipper_.joinable()) return advance(d);
+  std::unique_lock lock(sleep_mu_);
+  sleep_until_ = clock_.now() + d;
+  sleep_over_.wait(lock, [this] { return !sleep_until_; });
+}
+
 bool TestEnvironment::idle() {
   if (tracking_->outstanding() > 0 || embedded_->engine().queued_tasks() > 0) return false;
   Result<std::vector<engine::TaskRecord>> stored = embedded_->store().load_tasks(0, 1);
@@ -150,7 +168,14 @@ void TestEnvironment::skip_time() {
   int64_t calls_then = -1;
   while (!stopping_) {
     std::this_thread::sleep_for(2ms);
-    if (!idle() || tracking_->calls() != calls_then) {
+    std::optional<TimePoint> sleep_until;
+    {
+      std::lock_guard lock(sleep_mu_);
+      sleep_until = sleep_until_;
+    }
+    // Time moves only while the test waits for it to.
+    const bool test_waits = sleep_until || tracking_->waiting_for_results() > 0;
+    if (!test_waits || !idle() || tracking_->calls() != calls_then) {
       quiet_since.reset();
       calls_then = tracking_->calls();
       continue;
@@ -158,12 +183,22 @@ void TestEnvironment::skip_time() {
     const auto now = std::chrono::steady_clock::now();
     if (!quiet_since) quiet_since = now;
     if (now - *quiet_since < kQuiet) continue;
+    quiet_since.reset();
+    if (sleep_until && clock_.now() >= *sleep_until) {
+      {
+        std::lock_guard lock(sleep_mu_);
+        sleep_until_.reset();
+      }
+      sleep_over_.notify_all();
+      continue;
+    }
+    std::optional<TimePoint> target = sleep_until;
     Result<std::optional<TimePoint>> next = embedded_->store().next_timer_time();
-    if (next && next->has_value() && **next > clock_.now()) {
-      clock_.set(**next);
+    if (next && next->has_value() && (!target || **next < *target)) target = **next;
+    if (target && *target > clock_.now()) {
+      clock_.set(*target);
       embedded_->engine().check_timers();
     }
-    quiet_since.reset();
   }
 }
 

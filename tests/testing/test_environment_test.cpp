@@ -2,6 +2,7 @@
 // replay tester against exported histories.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <thread>
 
 #include "reprise/testing.hpp"
@@ -45,6 +46,61 @@ Workflow<std::string> race_changed(WorkflowContext& ctx, std::string order) {
   co_return co_await ctx.execute(ship_act, ActivityOptions::start_to_close(10min), order);
 }
 inline constexpr WorkflowDef<&race_changed> race_changed_wf{"race"};
+
+inline constexpr Signal<std::string> go{"go"};
+inline constexpr Query<std::string> stage_query{"stage"};
+
+Workflow<std::string> signal_within_three_days(WorkflowContext& ctx) {
+  std::optional<std::string> value = co_await ctx.wait(go, 72h);
+  co_return value ? "signal " + *value : "timed out";
+}
+inline constexpr WorkflowDef<&signal_within_three_days> three_days_wf{"three_days"};
+
+Workflow<std::string> alarm(WorkflowContext& ctx) {
+  std::string stage = "sleeping";
+  ctx.on_query(stage_query, [&stage] { return stage; });
+  co_await ctx.sleep(1h);
+  stage = "woke";
+  co_return co_await ctx.wait(go);
+}
+inline constexpr WorkflowDef<&alarm> alarm_wf{"alarm"};
+
+TEST(TestEnvironment, TimeStandsStillWhileTheTestDoesSomethingElse) {
+  testing::TestEnvironment env;
+  Worker worker(env.connection(), {.task_queue = "t", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(three_days_wf);
+  worker.start();
+  Client client(env.connection());
+  const TimePoint before = env.now();
+  auto run = client.start(three_days_wf, {.id = "w", .task_queue = "t"});
+  std::this_thread::sleep_for(300ms);  // the workflow is idle; the test is not waiting for it
+  EXPECT_LT(env.now() - before, 1min) << "time skipped while the test was not waiting";
+  client.signal("w", go, std::string("a"));
+  EXPECT_EQ(run.result(20s), "signal a");
+  worker.stop();
+}
+
+TEST(TestEnvironment, EnvSleepLetsExactlyThatMuchTimePass) {
+  testing::TestEnvironment env;
+  Worker worker(env.connection(), {.task_queue = "t", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(alarm_wf);
+  worker.start();
+  Client client(env.connection());
+  const TimePoint before = env.now();
+  auto run = client.start(alarm_wf, {.id = "a", .task_queue = "t"});
+  env.sleep(30min);
+  EXPECT_GE(env.now() - before, 30min);
+  EXPECT_LT(env.now() - before, 1h);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(client.query("a", stage_query), "sleeping") << "polling a query does not move time";
+    std::this_thread::sleep_for(10ms);
+  }
+  env.sleep(31min);
+  EXPECT_EQ(client.query("a", stage_query), "woke") << "the one-hour timer fired within the second sleep";
+  client.signal("a", go, std::string("b"));
+  EXPECT_EQ(run.result(20s), "b");
+  worker.stop();
+}
 
 TEST(TestEnvironment, AThirtyDaySleepFinishesAtOnceAndTheWorkflowSeesThirtyDaysPass) {
   testing::TestEnvironment env;

@@ -5,13 +5,17 @@
 //   reprise::Worker worker(env.connection(), {.task_queue = "t"});
 //   ...
 //   client.execute(monthly_invoice_wf, ...);        // sleeps 30 days in milliseconds
+//   env.sleep(24h);                                 // a day passes while the test waits
 //
 //   reprise::testing::replay("histories/order-7.json", checkout_wf);  // throws NonDeterminismError
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -27,8 +31,11 @@ class EmbeddedConnection;
 namespace reprise::testing {
 
 struct TestEnvironmentOptions {
-  // Moves the clock to the next timer whenever nothing else can happen (no
-  // task queued or running): a workflow sleeping 30 days finishes at once.
+  // While the test waits — blocked in a workflow's result() through
+  // env.connection(), or in env.sleep() — and nothing else can happen (no
+  // task queued or running), moves the clock to the next timer: a workflow
+  // sleeping 30 days finishes at once. While the test does anything else
+  // (sleeps on its own, sends signals, polls queries), time stands still.
   bool time_skipping = true;
 };
 
@@ -47,6 +54,11 @@ class TestEnvironment {
   TimePoint now() const { return clock_.now(); }
   // Moves time forward by hand (with or without skipping).
   void advance(std::chrono::nanoseconds by);
+  // Lets `d` of the environment's time pass while the test waits: timers
+  // due within it fire one at a time, each once the workflows are idle;
+  // returns at `d` later, once they are idle again. Without time skipping,
+  // advance(d).
+  void sleep(std::chrono::nanoseconds d);
 
  private:
   class TrackingConnection;
@@ -59,6 +71,10 @@ class TestEnvironment {
   std::shared_ptr<TrackingConnection> tracking_;
   std::shared_ptr<Connection> connection_;
   std::atomic<bool> stopping_{false};
+  // The end of the env.sleep() in progress, if one is.
+  std::mutex sleep_mu_;
+  std::condition_variable sleep_over_;
+  std::optional<TimePoint> sleep_until_;
   std::thread skipper_;
 };
 
