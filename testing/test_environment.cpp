@@ -103,6 +103,7 @@ class TestEnvironment::TrackingConnection final : public Connection {
   }
   v1::PutPayloadResponse put_payload(std::string_view bytes) override { return inner_->put_payload(bytes); }
   std::string get_payload(const std::string& sha256) override { return inner_->get_payload(sha256); }
+  void cancel_polls() override { inner_->cancel_polls(); }
 
  private:
   std::shared_ptr<Connection> inner_;

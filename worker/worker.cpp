@@ -24,6 +24,13 @@ std::string default_identity() {
 // A failed RPC while polling: the server is away. Wait a little, poll again.
 void back_off() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
 
+// Counts a poller thread while its loop runs.
+struct PollingThread {
+  std::atomic<int>& count;
+  explicit PollingThread(std::atomic<int>& c) : count(c) { ++count; }
+  ~PollingThread() { --count; }
+};
+
 void log_poll_failure(const char* kind, const std::string& queue, const RpcError& e) {
   std::fprintf(stderr, "level=warn msg=\"%s poll failed, retrying\" task_queue=%s error=\"%s\"\n", kind, queue.c_str(),
                e.what());
@@ -83,6 +90,13 @@ void Worker::start() {
 void Worker::stop() {
   stopping_ = true;
   if (workflow_pool_) workflow_pool_->close();
+  // Polls in flight end now, not at the server's poll timeout (a minute
+  // remote, longer than a container's grace period). Again until every
+  // poller is out: one may have been about to poll.
+  while (polling_threads_ > 0) {
+    connection_->cancel_polls();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   if (activity_pool_) {
     activity_pool_->close();
     if (!activity_pool_->wait_idle_until(std::chrono::steady_clock::now() + options_.shutdown_grace)) {
@@ -91,7 +105,7 @@ void Worker::stop() {
       for (ActivityContext* running : running_activities_) running->request_cancel();
     }
   }
-  for (auto& t : pollers_) t.join();  // each finishes its poll (at most the server's poll timeout)
+  for (auto& t : pollers_) t.join();
   pollers_.clear();
   if (workflow_pool_) workflow_pool_->join();
   if (activity_pool_) activity_pool_->join();
@@ -100,6 +114,7 @@ void Worker::stop() {
 }
 
 void Worker::workflow_poll_loop(const std::string& queue) {
+  PollingThread counted(polling_threads_);
   bool poll_failing = false;
   while (!stopping_ && workflow_pool_->wait_for_free_thread()) {
     v1::PollWorkflowTaskRequest poll;
@@ -278,6 +293,7 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
 }
 
 void Worker::activity_poll_loop() {
+  PollingThread counted(polling_threads_);
   bool poll_failing = false;
   while (!stopping_ && activity_pool_->wait_for_free_thread()) {
     v1::PollActivityTaskRequest poll;

@@ -1,6 +1,9 @@
 // Connection::remote: the WorkflowService over a gRPC channel.
 #include <grpcpp/grpcpp.h>
 
+#include <mutex>
+#include <set>
+
 #include "reprise/client.hpp"
 #include "reprise/v1/service.grpc.pb.h"
 
@@ -46,7 +49,7 @@ class RemoteConnection final : public Connection {
     return call("GetHistory", &Stub::GetHistory, r, timeout);
   }
   v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
-    return call("PollWorkflowTask", &Stub::PollWorkflowTask, r, kPollTimeout);
+    return poll("PollWorkflowTask", &Stub::PollWorkflowTask, r);
   }
   void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
     call("CompleteWorkflowTask", &Stub::CompleteWorkflowTask, r, std::chrono::seconds(30));
@@ -55,7 +58,11 @@ class RemoteConnection final : public Connection {
     call("FailWorkflowTask", &Stub::FailWorkflowTask, r, std::chrono::seconds(30));
   }
   v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
-    return call("PollActivityTask", &Stub::PollActivityTask, r, kPollTimeout);
+    return poll("PollActivityTask", &Stub::PollActivityTask, r);
+  }
+  void cancel_polls() override {
+    std::lock_guard lock(polls_mu_);
+    for (grpc::ClientContext* poll : polls_) poll->TryCancel();
   }
   bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override {
     return call("HeartbeatActivity", &Stub::HeartbeatActivity, r, std::chrono::seconds(30)).cancel_requested();
@@ -121,7 +128,29 @@ class RemoteConnection final : public Connection {
     return out;
   }
 
+  // A long-poll that cancel_polls() can end; canceled, it answers empty.
+  template <typename Req, typename Resp>
+  Resp poll(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& r) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kPollTimeout);
+    {
+      std::lock_guard lock(polls_mu_);
+      polls_.insert(&context);  // canceled before the call starts, it starts canceled
+    }
+    Resp out;
+    grpc::Status s = ((*stub_).*method)(&context, r, &out);
+    {
+      std::lock_guard lock(polls_mu_);
+      polls_.erase(&context);
+    }
+    if (s.error_code() == grpc::StatusCode::CANCELLED) return Resp{};
+    if (!s.ok()) throw RpcError(s.error_code(), std::string(what) + ": " + s.error_message());
+    return out;
+  }
+
   std::unique_ptr<Stub> stub_;
+  std::mutex polls_mu_;
+  std::set<grpc::ClientContext*> polls_;  // in flight, for cancel_polls()
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <future>
 #include <limits>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "engine/engine.hpp"
@@ -53,8 +55,9 @@ class EmbeddedConnection final : public Connection {
     return wait<v1::GetHistoryResponse>("GetHistory", [&](auto reply) { engine_->get_history(r, std::move(reply)); });
   }
   v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
-    return wait<v1::PollWorkflowTaskResponse>("PollWorkflowTask",
-                                              [&](auto reply) { engine_->poll_workflow_task(r, std::move(reply)); });
+    PollInFlight poll(*this);
+    return wait<v1::PollWorkflowTaskResponse>(
+        "PollWorkflowTask", [&](auto reply) { engine_->poll_workflow_task(r, std::move(reply), poll.ticket); });
   }
   void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
     call("CompleteWorkflowTask", &engine::Engine::complete_workflow_task, r);
@@ -63,8 +66,13 @@ class EmbeddedConnection final : public Connection {
     call("FailWorkflowTask", &engine::Engine::fail_workflow_task, r);
   }
   v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
-    return wait<v1::PollActivityTaskResponse>("PollActivityTask",
-                                              [&](auto reply) { engine_->poll_activity_task(r, std::move(reply)); });
+    PollInFlight poll(*this);
+    return wait<v1::PollActivityTaskResponse>(
+        "PollActivityTask", [&](auto reply) { engine_->poll_activity_task(r, std::move(reply), poll.ticket); });
+  }
+  void cancel_polls() override {
+    std::lock_guard lock(polls_mu_);
+    for (const auto& ticket : polls_) ticket->cancel();
   }
   bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override {
     return call("HeartbeatActivity", &engine::Engine::heartbeat_activity, r).cancel_requested();
@@ -97,6 +105,20 @@ class EmbeddedConnection final : public Connection {
   }
 
  private:
+  // A poll's ticket, known to cancel_polls() while the poll is in flight.
+  struct PollInFlight {
+    EmbeddedConnection& connection;
+    std::shared_ptr<engine::PollTicket> ticket = std::make_shared<engine::PollTicket>();
+    explicit PollInFlight(EmbeddedConnection& c) : connection(c) {
+      std::lock_guard lock(connection.polls_mu_);
+      connection.polls_.insert(ticket);
+    }
+    ~PollInFlight() {
+      std::lock_guard lock(connection.polls_mu_);
+      connection.polls_.erase(ticket);
+    }
+  };
+
   template <typename Resp, typename Start>
   Resp wait(const char* what, Start start) {
     std::promise<Result<Resp>> done;
@@ -112,6 +134,8 @@ class EmbeddedConnection final : public Connection {
 
   std::unique_ptr<engine::SqliteStore> store_;
   std::unique_ptr<engine::Engine> engine_;
+  std::mutex polls_mu_;
+  std::set<std::shared_ptr<engine::PollTicket>> polls_;  // in flight, for cancel_polls()
 };
 
 // Opens (creating if missing) the database and starts the engine on it,

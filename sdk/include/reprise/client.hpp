@@ -75,6 +75,11 @@ class Connection {
   // bytes stored under a 32-byte sha256.
   virtual v1::PutPayloadResponse put_payload(std::string_view bytes) = 0;
   virtual std::string get_payload(const std::string& sha256) = 0;
+  // Ends the task polls now in flight on this connection: each returns an
+  // empty answer at once instead of at the server's poll timeout (a task
+  // matched meanwhile goes back to its queue). For Worker::stop(); the
+  // pollers of other workers on the connection simply poll again.
+  virtual void cancel_polls() {}
 };
 
 // Every member has a default, so partial designated initializers compile

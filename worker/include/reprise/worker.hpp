@@ -94,10 +94,9 @@ class Worker {
   }
 
   void start();
-  // Stops polling, finishes the workflow tasks in hand, gives running
-  // activities `shutdown_grace` to finish and then cancels them. Returns
-  // once every thread has ended (a poll in flight ends by the server's
-  // poll timeout).
+  // Stops polling (polls in flight are canceled at once), finishes the
+  // workflow tasks in hand, gives running activities `shutdown_grace` to
+  // finish and then cancels them. Returns once every thread has ended.
   void stop();
 
  private:
@@ -141,6 +140,7 @@ class Worker {
   std::unique_ptr<worker::TaskPool> workflow_pool_;
   std::unique_ptr<worker::TaskPool> activity_pool_;
   std::vector<std::thread> pollers_;
+  std::atomic<int> polling_threads_{0};  // poll loops not yet ended
   // Running activities, to cancel when the shutdown grace runs out.
   std::mutex running_mu_;
   std::set<ActivityContext*> running_activities_;
