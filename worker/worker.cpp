@@ -89,16 +89,17 @@ void Worker::start() {
 
 void Worker::stop() {
   stopping_ = true;
+  // Pollers waiting for a free thread give up ...
   if (workflow_pool_) workflow_pool_->close();
-  // Polls in flight end now, not at the server's poll timeout (a minute
-  // remote, longer than a container's grace period). Again until every
-  // poller is out: one may have been about to poll.
+  if (activity_pool_) activity_pool_->close();
+  // ... and polls in flight end now, not at the server's poll timeout (a
+  // minute remote, longer than a container's grace period). Again until
+  // every poller is out: one may have been about to poll.
   while (polling_threads_ > 0) {
     connection_->cancel_polls();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (activity_pool_) {
-    activity_pool_->close();
     if (!activity_pool_->wait_idle_until(std::chrono::steady_clock::now() + options_.shutdown_grace)) {
       std::lock_guard lock(running_mu_);
       activities_canceled_ = true;

@@ -3,6 +3,7 @@
 // longer than a container's grace period for shutting down.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -32,6 +33,18 @@ std::chrono::milliseconds time_to_stop(const std::shared_ptr<Connection>& connec
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin);
 }
 
+std::atomic<bool> busy_job_canceled{false};
+std::string busy_job(ActivityContext& ctx) {
+  for (int i = 0; i < 1200 && !ctx.cancel_requested(); ++i) std::this_thread::sleep_for(25ms);
+  busy_job_canceled = ctx.cancel_requested();
+  throw CanceledError("shutting down");
+}
+inline constexpr Activity<&busy_job> busy_job_act{"busy_job"};
+Workflow<std::string> busy(WorkflowContext& ctx) {
+  co_return co_await ctx.execute(busy_job_act, ActivityOptions::start_to_close(1min));
+}
+inline constexpr WorkflowDef<&busy> busy_wf{"busy"};
+
 TEST(WorkerStop, StopCancelsParkedPollsOnAnEmbeddedConnection) {
   TempDir dir;
   EXPECT_LT(time_to_stop(Connection::embedded(dir.file("stop.db"))), 500ms);
@@ -49,6 +62,26 @@ TEST(WorkerStop, StopCancelsParkedPollsOnARemoteConnection) {
   Client client(connection);
   EXPECT_EQ(client.execute(nothing_wf, {.id = "after", .task_queue = "idle"}), 0);
   worker.stop();
+}
+
+// The activity poller waits for a free thread, not in a poll: stop() still
+// gives the running activity its grace, then cancels it.
+TEST(WorkerStop, StopWithEveryActivityThreadBusyGivesTheGraceThenCancels) {
+  TempDir dir;
+  auto connection = Connection::embedded(dir.file("busy.db"));
+  Worker worker(connection,
+                {.task_queue = "busy", .activity_threads = 1, .shutdown_grace = std::chrono::milliseconds(300)});
+  worker.register_workflow(busy_wf);
+  worker.register_activity(busy_job_act);
+  worker.start();
+  Client client(connection);
+  auto run = client.start(busy_wf, {.id = "busy", .task_queue = "busy"});
+  for (int i = 0; i < 200 && run.describe().pending_activities_size() == 0; ++i) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(100ms);  // the activity runs on the only activity thread
+  const auto begin = std::chrono::steady_clock::now();
+  worker.stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 3s);
+  EXPECT_TRUE(busy_job_canceled.load());
 }
 
 }  // namespace
