@@ -170,6 +170,7 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
       answer(s);
       return;
     }
+    if (ms->unchanged()) return answer(ms.get());
     if (ms->found_stale() && extra) {
       // Only the row that led here goes; the execution is not rewritten.
       Transition drop;

@@ -25,7 +25,8 @@ Status MutableState::continue_as_new(const v1::ContinueAsNewWorkflowExecutionCom
       to_nanos(a.workflow_task_timeout()).count() > 0 ? a.workflow_task_timeout() : state_.workflow_task_timeout();
   *next.mutable_workflow_execution_timeout() = state_.workflow_execution_timeout();
   *next.mutable_retry_policy() = a.retry_policy();
-  next.set_request_id(state_.start_request_id());
+  // No request id: the start's belongs to the first run, and a retry of
+  // that start must not find this one (Temporal gives a new run a new id).
 
   RunLineage lineage;
   lineage.continued_run_id = key_.run_id;

@@ -14,6 +14,9 @@ using namespace state_util;
 
 namespace {
 
+// Request ids of recent signals kept per execution for deduplication.
+constexpr int kSignalRequestIdsKept = 1000;
+
 v1::Failure timeout_failure(v1::TimeoutType type, const v1::Failure& last_failure) {
   v1::Failure f;
   f.set_kind(v1::FAILURE_KIND_TIMEOUT);
@@ -436,6 +439,17 @@ Status MutableState::signal(const std::string& name, const v1::Payloads& input, 
   REPRISE_RETURN_IF_ERROR(check_open());
   if (name.empty()) return Status::invalid_argument("signal_name is required");
   if (name.size() > config_.max_id_length) return Status::invalid_argument("signal_name is too long");
+  if (!request_id.empty()) {
+    // A retried signal (same request id) is recorded once; the ids kept are
+    // the newest, enough for any client's retries.
+    auto* seen = state_.mutable_signal_request_ids();
+    if (std::find(seen->begin(), seen->end(), request_id) != seen->end()) {
+      unchanged_ = true;
+      return Status::ok();
+    }
+    if (seen->size() >= kSignalRequestIdsKept) seen->DeleteSubrange(0, 1);
+    seen->Add(std::string(request_id));
+  }
   v1::HistoryEvent e;
   auto* a = e.mutable_workflow_execution_signaled();
   a->set_signal_name(name);
@@ -669,7 +683,7 @@ Result<Transition> MutableState::finish(history::EventBatchCodec& codec) {
   if (started_child_) REPRISE_RETURN_IF_ERROR(merge(*started_child_, started_child_replaces_, ""));
   if (continued_as_) {
     // This run closes and the next becomes the workflow id's current run.
-    REPRISE_RETURN_IF_ERROR(merge(*continued_as_, key_.run_id, state_.start_request_id()));
+    REPRISE_RETURN_IF_ERROR(merge(*continued_as_, key_.run_id, continued_as_->state().start_request_id()));
   } else if (became_closed_ && version_ != 0) {
     CurrentRun run{key_.namespace_id, key_.workflow_id, key_.run_id, state_.status(), state_.start_request_id()};
     t.current_runs.push_back({std::move(run), key_.run_id});

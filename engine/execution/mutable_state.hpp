@@ -151,6 +151,9 @@ class MutableState {
   // The operation found its task or timer no longer applies and changed
   // nothing: the caller only drops the row, without rewriting the execution.
   bool found_stale() const { return stale_; }
+  // The operation was a repeat of one already applied (a retried signal):
+  // nothing to commit, and the caller answers success.
+  bool unchanged() const { return unchanged_; }
   // The operation committed something other than what the caller asked for
   // (a completion turned into a failed task); the caller answers this error
   // after the commit.
@@ -222,6 +225,7 @@ class MutableState {
   // one is pending.
   bool wake_pending_ = false;
   bool stale_ = false;
+  bool unchanged_ = false;
   bool claim_checks_ = false;
   Status rejection_;
   RunIdSource run_ids_;

@@ -2,8 +2,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <mutex>
+#include <random>
 #include <set>
 
+#include "history/uuid.hpp"
 #include "reprise/client.hpp"
 #include "reprise/v1/service.grpc.pb.h"
 
@@ -204,6 +206,12 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
 }
 
 namespace detail {
+
+std::string new_request_id() {
+  thread_local std::mt19937_64 random{std::random_device()()};
+  const uint64_t hi = random(), lo = random();
+  return history::format_uuid_v4(hi, lo);
+}
 
 void request_cancel(Connection& connection, const std::string& workflow_id, const std::string& run_id,
                     const std::string& reason) {

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "../server/server_harness.hpp"
@@ -119,6 +120,38 @@ TEST(Cli, DrivesAWorkflowFromStartToResultWithJson) {
   Output gone = cli(a, "workflow result --id o-2");
   EXPECT_EQ(gone.out, "workflow 'o-2' was terminated: test\n");
   worker.stop();
+}
+
+TEST(Cli, AClosedWorkflowIdStartsAgainAndTheRequestIdAndReusePolicyAreHonoured) {
+  TempDir dir;
+  Server server(dir.file("reuse.db"));
+  const std::string& a = server.address();
+  const std::string start = "--output json workflow start --type checkout --id order-7 --task-queue shop";
+  Output first = cli(a, start);
+  ASSERT_EQ(first.status, 0) << first.out;
+  EXPECT_NE(first.out.find(R"("started": true)"), std::string::npos) << first.out;
+  ASSERT_EQ(cli(a, "workflow terminate --id order-7 --reason test").status, 0);
+  Output second = cli(a, start);
+  ASSERT_EQ(second.status, 0) << second.out;
+  EXPECT_NE(second.out.find(R"("started": true)"), std::string::npos) << "a new run, not the terminated one: "
+                                                                      << second.out;
+  EXPECT_NE(nlohmann::json::parse(second.out)["run_id"], nlohmann::json::parse(first.out)["run_id"]);
+
+  Output named = cli(a, start + " --id order-8 --request-id call-1");
+  Output retried = cli(a, start + " --id order-8 --request-id call-1");
+  EXPECT_NE(retried.out.find(R"("started": false)"), std::string::npos) << retried.out;
+  EXPECT_EQ(nlohmann::json::parse(retried.out)["run_id"], nlohmann::json::parse(named.out)["run_id"]);
+
+  ASSERT_EQ(cli(a, "workflow terminate --id order-8 --reason test").status, 0);
+  Output rejected = cli(a, start + " --id order-8 --id-reuse-policy reject_duplicate");
+  EXPECT_EQ(rejected.status, 1);
+  EXPECT_NE(rejected.out.find("the reuse policy does not allow another"), std::string::npos) << rejected.out;
+  Output bad_policy = cli(a, start + " --id order-9 --id-reuse-policy sometimes");
+  EXPECT_EQ(bad_policy.status, 2);
+  EXPECT_NE(bad_policy.out.find("unknown --id-reuse-policy 'sometimes'"), std::string::npos) << bad_policy.out;
+  Output help = cli(a, "--help");
+  EXPECT_NE(help.out.find("--id-reuse-policy"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--request-id"), std::string::npos) << help.out;
 }
 
 TEST(Cli, BadCommandLinesAreNamedAndExitWithTwo) {

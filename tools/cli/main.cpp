@@ -28,18 +28,24 @@ namespace {
 constexpr const char* kUsage = R"(usage: reprise [--address HOST:PORT] [--output text|json] COMMAND [FLAGS]
 
   workflow start      --type T --id ID --task-queue Q [--input JSON]... [--execution-timeout SECONDS]
+                      [--request-id R] [--id-reuse-policy allow_duplicate|allow_duplicate_failed_only|reject_duplicate]
   workflow execute    (as start; then waits and prints the result)
   workflow result     --id ID [--run-id R] [--timeout SECONDS]
   workflow describe   --id ID [--run-id R]
   workflow show       --id ID [--run-id R]      the history, one line per event
   workflow list       [--type T] [--task-queue Q] [--status running|completed|failed|canceled|terminated|timed_out|continued_as_new] [--limit N]
-  workflow signal     --id ID --name SIGNAL [--input JSON]
+  workflow signal     --id ID --name SIGNAL [--input JSON] [--request-id R]
   workflow query      --id ID --name QUERY
   workflow cancel     --id ID [--reason TEXT]
   workflow terminate  --id ID [--reason TEXT]
   history export      --id ID [--run-id R] --file PATH [--format json|binary]
 
 --address defaults to 127.0.0.1:7233. Each --input is one argument, as JSON.
+--request-id names a call: a start repeated with the same one returns the run
+the first started ("started": false) instead of starting another, and a signal
+repeated with the same one is recorded once. By default
+each call has a fresh one. --id-reuse-policy says whether the id may start a
+new run after its last run closed (default allow_duplicate).
 )";
 
 class UsageError : public std::runtime_error {
@@ -161,7 +167,17 @@ v1::StartWorkflowRequest start_request(Context& ctx, Flags& flags) {
   detail::Blobs(*ctx.connection, {.cache_bytes = 0}).offload(*r.mutable_input());
   const std::string timeout = flags.optional("execution-timeout");
   if (!timeout.empty()) r.mutable_workflow_execution_timeout()->set_seconds(std::stoll(timeout));
-  r.set_request_id(flags.optional("request-id", r.workflow_id()));
+  r.set_request_id(flags.optional("request-id", detail::new_request_id()));
+  const std::string policy = flags.optional("id-reuse-policy");
+  if (!policy.empty()) {
+    std::string upper = "WORKFLOW_ID_REUSE_POLICY_";
+    for (char c : policy) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    v1::WorkflowIdReusePolicy p;
+    if (!v1::WorkflowIdReusePolicy_Parse(upper, &p) || p == v1::WORKFLOW_ID_REUSE_POLICY_UNSPECIFIED) {
+      throw UsageError("unknown --id-reuse-policy '" + policy + "'");
+    }
+    r.set_workflow_id_reuse_policy(p);
+  }
   r.set_identity("reprise-cli");
   return r;
 }
@@ -175,9 +191,11 @@ int workflow_command(Context& ctx, const std::string& command, Flags& flags) {
     const v1::StartWorkflowResponse started = ctx.connection->start_workflow(request);
     if (command == "execute") return print_result(ctx, id, started.run_id(), flags);
     if (ctx.json) {
-      print_json({{"workflow_id", id}, {"run_id", started.run_id()}});
-    } else {
+      print_json({{"workflow_id", id}, {"run_id", started.run_id()}, {"started", started.started()}});
+    } else if (started.started()) {
       std::cout << "started " << id << " (run " << started.run_id() << ")\n";
+    } else {
+      std::cout << "already started " << id << " (run " << started.run_id() << ", same request id)\n";
     }
     return 0;
   }
@@ -256,6 +274,7 @@ int workflow_command(Context& ctx, const std::string& command, Flags& flags) {
     r.mutable_workflow_execution()->set_workflow_id(id);
     r.set_signal_name(flags.required("name"));
     *r.mutable_input() = inputs(flags);
+    r.set_request_id(flags.optional("request-id", detail::new_request_id()));
     flags.check_all_used();
     r.set_identity("reprise-cli");
     ctx.connection->signal_workflow(r);

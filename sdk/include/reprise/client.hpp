@@ -88,7 +88,13 @@ struct StartOptions {
   std::string id{};                           // the workflow id: one open run per id
   std::string task_queue{};                   // where its workers poll
   std::chrono::seconds execution_timeout{0};  // 0: none
-  std::string request_id{};                   // "" = the id: retrying a start returns the same run
+  // Names this start call: a start retried with the same request id returns
+  // the run the first one started (started() is then false). "" = a fresh
+  // one per call, so starting a closed workflow's id again starts a new run.
+  std::string request_id{};
+  // Whether the id may start a new run after its last run closed
+  // (UNSPECIFIED: allowed, as ALLOW_DUPLICATE).
+  v1::WorkflowIdReusePolicy id_reuse_policy{v1::WORKFLOW_ID_REUSE_POLICY_UNSPECIFIED};
 };
 
 // The workflow did not close within the time result() was given.
@@ -103,6 +109,10 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
                                       std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
 namespace detail {
+
+// A random version-4 UUID: the request id of one client call, reused only
+// by that call's retries. Thread-safe.
+std::string new_request_id();
 
 void request_cancel(Connection& connection, const std::string& workflow_id, const std::string& run_id,
                     const std::string& reason);
@@ -119,10 +129,17 @@ PayloadLoader blob_loader(std::shared_ptr<Connection> connection);
 template <typename T>
 class WorkflowHandle {
  public:
-  WorkflowHandle(std::shared_ptr<Connection> connection, std::string workflow_id, std::string run_id)
-      : connection_(std::move(connection)), workflow_id_(std::move(workflow_id)), run_id_(std::move(run_id)) {}
+  WorkflowHandle(std::shared_ptr<Connection> connection, std::string workflow_id, std::string run_id,
+                 bool started = true)
+      : connection_(std::move(connection)),
+        workflow_id_(std::move(workflow_id)),
+        run_id_(std::move(run_id)),
+        started_(started) {}
   const std::string& workflow_id() const { return workflow_id_; }
   const std::string& run_id() const { return run_id_; }
+  // False when the start that made this handle found its run already there:
+  // a retry of an earlier start with the same request id.
+  bool started() const { return started_; }
 
   // Waits for the workflow to close (following continue-as-new) and returns
   // its result, or throws WorkflowFailedError; with a timeout, throws
@@ -147,6 +164,7 @@ class WorkflowHandle {
   std::shared_ptr<Connection> connection_;
   std::string workflow_id_;
   std::string run_id_;
+  bool started_;
 };
 
 class Client {
@@ -174,10 +192,11 @@ class Client {
     }
     uploader().offload(*r.mutable_input());
     r.mutable_workflow_execution_timeout()->set_seconds(options.execution_timeout.count());
-    r.set_request_id(options.request_id.empty() ? options.id : options.request_id);
+    r.set_request_id(options.request_id.empty() ? detail::new_request_id() : options.request_id);
+    r.set_workflow_id_reuse_policy(options.id_reuse_policy);
     r.set_identity("reprise-cpp-client");
     const v1::StartWorkflowResponse started = connection_->start_workflow(r);
-    return {connection_, options.id, started.run_id()};
+    return {connection_, options.id, started.run_id(), started.started()};
   }
 
   // Starts the workflow and waits for its result.
@@ -214,6 +233,8 @@ class Client {
   }
 
   // Sends `value` to the workflow's current run under the signal's name.
+  // The call carries a fresh request id: the server records it once even if
+  // the call is retried.
   template <typename T, typename V>
   void signal(const std::string& workflow_id, const Signal<T>& signal, const V& value) {
     static_assert(std::is_convertible_v<const V&, T>,
@@ -224,6 +245,7 @@ class Client {
     if constexpr (std::is_convertible_v<const V&, T>) *r.mutable_input() = to_payloads(static_cast<T>(value));
     uploader().offload(*r.mutable_input());
     r.set_identity("reprise-cpp-client");
+    r.set_request_id(detail::new_request_id());
     connection_->signal_workflow(r);
   }
 
