@@ -222,8 +222,7 @@ int main(int argc, char** argv) {
   q.namespace_id = "default";
   std::printf("\nWorkflows (visibility):\n");
   for (const auto& v : check(store->list_executions(q)).records) {
-    std::printf("  %-9s %-9s %s\n", v.key.workflow_id.c_str(), v.workflow_type.c_str(),
-                enum_name(v.status).c_str());
+    std::printf("  %-9s %-9s %s\n", v.key.workflow_id.c_str(), v.workflow_type.c_str(), enum_name(v.status).c_str());
   }
   const auto next = check(store->next_timer_time());
   std::printf("\nNext durable timer fires in %lld s. Writer: %lld transitions in %lld commits.\n",

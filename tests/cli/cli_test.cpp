@@ -133,8 +133,8 @@ TEST(Cli, AClosedWorkflowIdStartsAgainAndTheRequestIdAndReusePolicyAreHonoured) 
   ASSERT_EQ(cli(a, "workflow terminate --id order-7 --reason test").status, 0);
   Output second = cli(a, start);
   ASSERT_EQ(second.status, 0) << second.out;
-  EXPECT_NE(second.out.find(R"("started": true)"), std::string::npos) << "a new run, not the terminated one: "
-                                                                      << second.out;
+  EXPECT_NE(second.out.find(R"("started": true)"), std::string::npos)
+      << "a new run, not the terminated one: " << second.out;
   EXPECT_NE(nlohmann::json::parse(second.out)["run_id"], nlohmann::json::parse(first.out)["run_id"]);
 
   Output named = cli(a, start + " --id order-8 --request-id call-1");
