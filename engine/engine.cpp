@@ -74,7 +74,8 @@ Engine::Engine(Store& store, EngineOptions options)
       executor_(options_.executor_threads),
       serializer_(executor_),
       claim_check_(store.blobs(), options_.claim_check),
-      random_(options_.random_seed != 0 ? options_.random_seed : std::random_device()()) {}
+      random_(options_.random_seed != 0 ? options_.random_seed : std::random_device()()),
+      query_epoch_((uint64_t{std::random_device()()} << 32 | std::random_device()()) | 1) {}
 
 Engine::~Engine() { shutdown(); }
 
@@ -823,7 +824,7 @@ void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
                                     Reply<v1::CompleteWorkflowTaskResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
   if (auto query = query_token(request.task_token())) {
-    answer_query(*query, &request, nullptr);
+    if (Status s = answer_query(*query, &request, nullptr); !s) return reply(s);
     return reply(v1::CompleteWorkflowTaskResponse());
   }
   Result<bool> refs = claim_check_.offload(request);
@@ -837,7 +838,7 @@ void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
 void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
   if (auto query = query_token(request.task_token())) {
-    answer_query(*query, nullptr, &request);
+    if (Status s = answer_query(*query, nullptr, &request); !s) return reply(s);
     return reply(v1::FailWorkflowTaskResponse());
   }
   Result<bool> refs = claim_check_.offload(request);

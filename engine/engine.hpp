@@ -223,14 +223,19 @@ class Engine {
   // Takes a pending query out to answer it; nothing if it was answered or
   // timed out already.
   std::optional<PendingQuery> take_query(uint64_t query_id);
+  // The pending query a worker's token names: its id, issued by this
+  // process (the epoch), for the execution the token names.
+  std::optional<PendingQuery> take_query(const internal::TaskToken& token);
   // A poller took query task `task`: hand it the query and the history.
   void start_query_task(const TaskRecord& task, const internal::TaskPayload& payload,
                         Reply<v1::PollWorkflowTaskResponse> reply, std::function<void()> poll_again);
   // The token of a query task, or nothing for any other token.
   static std::optional<internal::TaskToken> query_token(const std::string& token);
-  // A worker answered (or failed) the query its token names.
-  void answer_query(const internal::TaskToken& token, const v1::CompleteWorkflowTaskRequest* completed,
-                    const v1::FailWorkflowTaskRequest* failed);
+  // A worker answered (or failed) the query its token names; NOT_FOUND when
+  // no such query is waiting here (answered, timed out, or issued by the
+  // server before a restart).
+  Status answer_query(const internal::TaskToken& token, const v1::CompleteWorkflowTaskRequest* completed,
+                      const v1::FailWorkflowTaskRequest* failed);
 
   // Transfer tasks (transfer.cpp).
   void run_transfer(TaskRecord task);
@@ -265,6 +270,7 @@ class Engine {
   std::mutex query_mu_;
   std::map<uint64_t, PendingQuery> queries_;
   uint64_t next_query_id_ = 1;
+  const uint64_t query_epoch_;  // random per process, never 0
 
   mutable std::mutex watch_mu_;
   std::map<ExecutionKey, std::map<uint64_t, std::function<void()>>> watchers_;

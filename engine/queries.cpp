@@ -89,6 +89,7 @@ void Engine::start_query_task(const TaskRecord& task, const internal::TaskPayloa
   token.set_workflow_id(task.execution.workflow_id);
   token.set_run_id(task.execution.run_id);
   token.set_query_id(payload.query_id());
+  token.set_query_epoch(query_epoch_);
   out.set_task_token(MutableState::encode_token(token));
   out.mutable_workflow_execution()->set_workflow_id(task.execution.workflow_id);
   out.mutable_workflow_execution()->set_run_id(task.execution.run_id);
@@ -107,10 +108,29 @@ std::optional<internal::TaskToken> Engine::query_token(const std::string& bytes)
   return *token;
 }
 
-void Engine::answer_query(const internal::TaskToken& token, const v1::CompleteWorkflowTaskRequest* completed,
-                          const v1::FailWorkflowTaskRequest* failed) {
-  std::optional<PendingQuery> q = take_query(token.query_id());
-  if (!q) return;  // timed out already; the worker's answer is simply late
+std::optional<Engine::PendingQuery> Engine::take_query(const internal::TaskToken& token) {
+  if (token.query_epoch() != query_epoch_) return std::nullopt;
+  std::lock_guard lock(query_mu_);
+  auto it = queries_.find(token.query_id());
+  if (it == queries_.end()) return std::nullopt;
+  const ExecutionKey& asked = it->second.execution;
+  if (asked.namespace_id != token.namespace_() || asked.workflow_id != token.workflow_id() ||
+      asked.run_id != token.run_id()) {
+    return std::nullopt;
+  }
+  PendingQuery q = std::move(it->second);
+  queries_.erase(it);
+  return q;
+}
+
+Status Engine::answer_query(const internal::TaskToken& token, const v1::CompleteWorkflowTaskRequest* completed,
+                            const v1::FailWorkflowTaskRequest* failed) {
+  std::optional<PendingQuery> q = take_query(token);
+  if (!q) {
+    return Status::not_found(
+        "no query is waiting for this task token: it was answered or timed out, the server restarted since "
+        "it was issued, or it names another workflow");
+  }
   deadlines_.cancel(q->deadline);
   const std::string name = "query '" + q->query.query_type() + "'";
   if (failed != nullptr) {
@@ -128,6 +148,7 @@ void Engine::answer_query(const internal::TaskToken& token, const v1::CompleteWo
     }
   }
   end_op();
+  return Status::ok();
 }
 
 }  // namespace reprise::engine

@@ -145,9 +145,19 @@ void Worker::workflow_poll_loop(const std::string& queue) {
 }
 
 void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
+  if (task.queries_size() > 0) {
+    // A query has no workflow task to fail: an answer the server no longer
+    // waits for (the query timed out, the server restarted) is only logged.
+    try {
+      answer_query(task);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "level=warn msg=\"query answer not delivered\" workflow_id=%s reason=\"%s\"\n",
+                   task.workflow_execution().workflow_id().c_str(), e.what());
+    }
+    return;
+  }
   std::optional<TaskFailure> failure;
   try {
-    if (task.queries_size() > 0) return answer_query(task);
     failure = complete_workflow_task(task);
   } catch (const std::exception& e) {
     // A task this worker could not decode, replay or answer (a history

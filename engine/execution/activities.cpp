@@ -110,6 +110,58 @@ void MutableState::close_activity(int64_t scheduled_event_id, v1::HistoryEvent o
   deliver(std::move(outcome));
 }
 
+namespace {
+
+// The activity's outcome sits among the events buffered while the workflow
+// task ran.
+bool closed_in_buffer(const internal::ExecutionState& state, int64_t scheduled_event_id) {
+  for (const v1::HistoryEvent& e : state.buffered_events()) {
+    const int64_t closed = e.has_activity_task_completed()   ? e.activity_task_completed().scheduled_event_id()
+                           : e.has_activity_task_failed()    ? e.activity_task_failed().scheduled_event_id()
+                           : e.has_activity_task_timed_out() ? e.activity_task_timed_out().scheduled_event_id()
+                           : e.has_activity_task_canceled()  ? e.activity_task_canceled().scheduled_event_id()
+                                                             : 0;
+    if (closed == scheduled_event_id) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status MutableState::request_cancel_activity(int64_t scheduled_event_id, int64_t completed_event_id,
+                                             const std::string& where) {
+  auto it = state_.mutable_activities()->find(scheduled_event_id);
+  const bool pending = it != state_.mutable_activities()->end();
+  // An activity that closed while the workflow's task ran: the request is
+  // recorded and its outcome, written next, is what the workflow sees (as in
+  // Temporal), instead of failing the task over a race it could not see.
+  if (!pending && !closed_in_buffer(state_, scheduled_event_id)) {
+    return Status::invalid_argument(where + ": no pending activity was scheduled by event " +
+                                    std::to_string(scheduled_event_id));
+  }
+  v1::HistoryEvent e;
+  auto* a = e.mutable_activity_task_cancel_requested();
+  a->set_scheduled_event_id(scheduled_event_id);
+  a->set_workflow_task_completed_event_id(completed_event_id);
+  const int64_t requested_event_id = append(std::move(e)).event_id();
+  if (!pending) return Status::ok();
+  internal::ActivityInfo& activity = it->second;
+  activity.set_cancel_requested_event_id(requested_event_id);
+  if (activity.started()) {
+    activity.set_cancel_requested(true);  // the worker learns it from its next heartbeat
+    return Status::ok();
+  }
+  // Not running anywhere: canceled at once.
+  v1::HistoryEvent canceled;
+  auto* c = canceled.mutable_activity_task_canceled();
+  c->set_latest_cancel_requested_event_id(requested_event_id);
+  c->set_scheduled_event_id(scheduled_event_id);
+  append(std::move(canceled));
+  state_.mutable_activities()->erase(it);
+  wake_pending_ = true;
+  return Status::ok();
+}
+
 Status MutableState::complete_activity(const internal::TaskToken& token, const v1::Payloads& result,
                                        const std::string& identity) {
   Result<internal::ActivityInfo*> activity = activity_for_token(token);
@@ -124,6 +176,10 @@ Status MutableState::complete_activity(const internal::TaskToken& token, const v
 }
 
 bool MutableState::should_retry(const internal::ActivityInfo& activity, const v1::Failure& failure) const {
+  // The workflow asked for the activity to stop: a timeout or failure ends
+  // it rather than starting an attempt nobody wants (Temporal's
+  // RETRY_STATE_CANCEL_REQUESTED).
+  if (activity.cancel_requested()) return false;
   if (failure.non_retryable()) return false;
   const auto& policy = activity.retry_policy();
   if (policy.maximum_attempts() > 0 && activity.attempt() >= policy.maximum_attempts()) return false;

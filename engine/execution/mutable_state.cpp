@@ -212,59 +212,12 @@ Status MutableState::apply_command(const v1::Command& c, int64_t completed_event
   switch (c.attributes_case()) {
     case C::kScheduleActivityTask:
       return schedule_activity(c.schedule_activity_task(), completed_event_id, index);
-    case C::kRequestCancelActivityTask: {
-      const int64_t id = c.request_cancel_activity_task().scheduled_event_id();
-      auto it = state_.mutable_activities()->find(id);
-      if (it == state_.mutable_activities()->end()) {
-        return Status::invalid_argument(where + ": no pending activity was scheduled by event " + std::to_string(id));
-      }
-      request_cancel_activity(it->second, id, completed_event_id);
-      return Status::ok();
-    }
-    case C::kStartTimer: {
-      const auto& t = c.start_timer();
-      if (t.timer_id().empty()) return Status::invalid_argument(where + ": timer_id is required");
-      if (t.timer_id().size() > config_.max_id_length)
-        return Status::invalid_argument(where + ": timer_id is too long");
-      if (!positive(t.start_to_fire_timeout())) {
-        return Status::invalid_argument(where + ": start_to_fire_timeout must be positive");
-      }
-      if (state_.timers().contains(t.timer_id())) {
-        return Status::invalid_argument(where + ": timer '" + t.timer_id() + "' is already running");
-      }
-      v1::HistoryEvent e;
-      auto* a = e.mutable_timer_started();
-      a->set_timer_id(t.timer_id());
-      *a->mutable_start_to_fire_timeout() = t.start_to_fire_timeout();
-      a->set_workflow_task_completed_event_id(completed_event_id);
-      const int64_t started = append(std::move(e)).event_id();
-      const TimePoint fire_at = now_ + to_nanos(t.start_to_fire_timeout());
-      internal::TimerInfo& info = (*state_.mutable_timers())[t.timer_id()];
-      info.set_timer_id(t.timer_id());
-      info.set_started_event_id(started);
-      set_time(info.mutable_fire_time(), fire_at);
-      internal::TimerTask task;
-      task.set_kind(internal::TimerTask::KIND_USER_TIMER);
-      task.set_timer_id(t.timer_id());
-      task.set_scheduled_event_id(started);
-      add_timer(fire_at, task);
-      return Status::ok();
-    }
-    case C::kCancelTimer: {
-      const std::string& id = c.cancel_timer().timer_id();
-      auto it = state_.mutable_timers()->find(id);
-      if (it == state_.mutable_timers()->end()) {
-        return Status::invalid_argument(where + ": timer '" + id + "' is not running");
-      }
-      v1::HistoryEvent e;
-      auto* a = e.mutable_timer_canceled();
-      a->set_timer_id(id);
-      a->set_started_event_id(it->second.started_event_id());
-      a->set_workflow_task_completed_event_id(completed_event_id);
-      append(std::move(e));
-      state_.mutable_timers()->erase(it);
-      return Status::ok();
-    }
+    case C::kRequestCancelActivityTask:
+      return request_cancel_activity(c.request_cancel_activity_task().scheduled_event_id(), completed_event_id, where);
+    case C::kStartTimer:
+      return start_timer(c.start_timer(), completed_event_id, where);
+    case C::kCancelTimer:
+      return cancel_timer(c.cancel_timer().timer_id(), completed_event_id, where);
     case C::kCompleteWorkflowExecution: {
       v1::HistoryEvent e;
       auto* a = e.mutable_workflow_execution_completed();
@@ -400,28 +353,6 @@ void MutableState::add_activity_task(const internal::ActivityInfo& activity, int
   }
 }
 
-void MutableState::request_cancel_activity(internal::ActivityInfo& activity, int64_t scheduled_event_id,
-                                           int64_t completed_event_id) {
-  v1::HistoryEvent e;
-  auto* a = e.mutable_activity_task_cancel_requested();
-  a->set_scheduled_event_id(scheduled_event_id);
-  a->set_workflow_task_completed_event_id(completed_event_id);
-  const int64_t requested_event_id = append(std::move(e)).event_id();
-  activity.set_cancel_requested_event_id(requested_event_id);
-  if (activity.started()) {
-    activity.set_cancel_requested(true);  // the worker learns it from its next heartbeat
-    return;
-  }
-  // Not running anywhere: canceled at once.
-  v1::HistoryEvent canceled;
-  auto* c = canceled.mutable_activity_task_canceled();
-  c->set_latest_cancel_requested_event_id(requested_event_id);
-  c->set_scheduled_event_id(scheduled_event_id);
-  append(std::move(canceled));
-  state_.mutable_activities()->erase(scheduled_event_id);
-  wake_pending_ = true;
-}
-
 void MutableState::close(v1::WorkflowExecutionStatus status) {
   state_.set_status(status);
   set_time(state_.mutable_close_time(), now_);
@@ -495,18 +426,8 @@ Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
   if (closed()) return stale();
   using K = internal::TimerTask;
   switch (t.kind()) {
-    case K::KIND_USER_TIMER: {
-      auto it = state_.mutable_timers()->find(t.timer_id());
-      if (it == state_.mutable_timers()->end() || it->second.started_event_id() != t.scheduled_event_id()) {
-        return stale();
-      }
-      v1::HistoryEvent e;
-      e.mutable_timer_fired()->set_timer_id(t.timer_id());
-      e.mutable_timer_fired()->set_started_event_id(it->second.started_event_id());
-      state_.mutable_timers()->erase(it);
-      deliver(std::move(e));
-      return Applied::kYes;
-    }
+    case K::KIND_USER_TIMER:
+      return fire_user_timer(t);
     case K::KIND_WORKFLOW_TASK_TIMEOUT: {
       if (!state_.has_workflow_task()) return stale();
       const auto wt = state_.workflow_task();

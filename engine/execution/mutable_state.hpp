@@ -196,8 +196,11 @@ class MutableState {
   Status apply_command(const v1::Command& command, int64_t completed_event_id, size_t index);
   Status schedule_activity(const v1::ScheduleActivityTaskCommandAttributes& a, int64_t completed_event_id,
                            size_t index);
-  void request_cancel_activity(internal::ActivityInfo& activity, int64_t scheduled_event_id,
-                               int64_t completed_event_id);
+  Status request_cancel_activity(int64_t scheduled_event_id, int64_t completed_event_id, const std::string& where);
+  // User timers (timers.cpp).
+  Status start_timer(const v1::StartTimerCommandAttributes& a, int64_t completed_event_id, const std::string& where);
+  Status cancel_timer(const std::string& timer_id, int64_t completed_event_id, const std::string& where);
+  Result<Applied> fire_user_timer(const internal::TimerTask& timer);
   void close(v1::WorkflowExecutionStatus status);
 
   // Activity outcomes.
