@@ -290,6 +290,27 @@ Result<ExecutionKey> Engine::resolve(const std::string& namespace_id, const v1::
   return ExecutionKey{namespace_id, execution.workflow_id(), current->run_id};
 }
 
+void Engine::transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, Op op,
+                              std::function<void(Result<MutableState*>)> then, Unreadable unreadable, int hops) {
+  Result<ExecutionKey> key = resolve(namespace_id, execution);
+  if (!key) return then(key.status());
+  // A request for "the current run" waited in that run's queue behind a
+  // continue-as-new: it follows the chain to the run that is current now
+  // (Temporal's behaviour), a bounded number of hops.
+  constexpr int kMaxHops = 8;
+  auto follow = [this, namespace_id, execution, op, then, unreadable, hops,
+                 run_id = key->run_id](Result<MutableState*> r) {
+    if (!r && r.status().code() == StatusCode::kFailedPrecondition && execution.run_id().empty() && hops < kMaxHops) {
+      Result<ExecutionKey> now = resolve(namespace_id, execution);
+      if (now && now->run_id != run_id) {
+        return transition_named(namespace_id, execution, op, then, unreadable, hops + 1);
+      }
+    }
+    then(std::move(r));
+  };
+  transition(*key, std::move(op), {}, std::move(follow), unreadable);
+}
+
 Result<Engine::LoadedExecution> Engine::load_execution(std::string namespace_id,
                                                        const v1::WorkflowExecution& execution) {
   REPRISE_RETURN_IF_ERROR(check_namespace(namespace_id));
@@ -425,15 +446,12 @@ void Engine::signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::Signal
   if (!refs) return reply(refs.status());
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
-  Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
-  if (!key) return reply(key.status());
-  transition(
-      *key,
+  transition_named(
+      ns, request.workflow_execution(),
       [request, refs = *refs](MutableState& ms) {
         if (refs) ms.expect_claim_checks();
         return ms.signal(request.signal_name(), request.input(), request.identity(), request.request_id());
       },
-      {},
       [reply](Result<MutableState*> r) {
         if (!r) return reply(r.status());
         reply(v1::SignalWorkflowResponse());
@@ -445,10 +463,9 @@ void Engine::request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
-  Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
-  if (!key) return reply(key.status());
-  transition(
-      *key, [request](MutableState& ms) { return ms.request_cancel(request.reason(), request.identity()); }, {},
+  transition_named(
+      ns, request.workflow_execution(),
+      [request](MutableState& ms) { return ms.request_cancel(request.reason(), request.identity()); },
       [reply](Result<MutableState*> r) {
         if (!r) return reply(r.status());
         reply(v1::RequestCancelWorkflowResponse());
@@ -461,15 +478,12 @@ void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::
   if (!refs) return reply(refs.status());
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
-  Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
-  if (!key) return reply(key.status());
-  transition(
-      *key,
+  transition_named(
+      ns, request.workflow_execution(),
       [request, refs = *refs](MutableState& ms) {
         if (refs) ms.expect_claim_checks();
         return ms.terminate(request.reason(), request.details(), request.identity());
       },
-      {},
       [reply](Result<MutableState*> r) {
         if (!r) return reply(r.status());
         reply(v1::TerminateWorkflowResponse());

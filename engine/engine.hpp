@@ -155,6 +155,11 @@ class Engine {
   enum class Unreadable { kFail, kSalvage };
   void transition(const ExecutionKey& key, Op op, std::function<void(Transition&)> extra,
                   std::function<void(Result<MutableState*>)> then, Unreadable unreadable = Unreadable::kFail);
+  // transition() on the run a client's request names; without a run id,
+  // the current run, followed across continue-as-new.
+  void transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, Op op,
+                        std::function<void(Result<MutableState*>)> then, Unreadable unreadable = Unreadable::kFail,
+                        int hops = 0);
   void commit(Transition t, std::function<void(Result<CommitResult>)> then);
   void after_commit(const std::vector<TaskRecord>& tasks, const std::vector<TimePoint>& timers,
                     const std::vector<ExecutionKey>& changed, const CommitResult& result);

@@ -38,7 +38,7 @@ class EngineTest : public ::testing::Test {
     options.poll_timeout = 300ms;
     options.random_seed = 42;
     if (edit) edit(options);
-    auto engine = Engine::start(*store_, options);
+    auto engine = Engine::start(engine_store_ != nullptr ? *engine_store_ : *store_, options);
     ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
     engine_ = std::move(engine).value();
   }
@@ -162,6 +162,7 @@ class EngineTest : public ::testing::Test {
   ManualClock clock_;
   TempDir dir_;
   std::unique_ptr<SqliteStore> store_;
+  Store* engine_store_ = nullptr;  // a test's wrapper around store_, if set before restart()
   std::unique_ptr<Engine> engine_;
 };
 

@@ -1,0 +1,168 @@
+// Requests that name a workflow by id alone act on its current run, even
+// when that run continues as new while the request waits in its queue.
+#include <condition_variable>
+
+#include "engine_fixture.hpp"
+
+namespace reprise::engine {
+namespace {
+
+// The real store, except that the next commit can be held until released:
+// the window in which a continue-as-new is in flight but not yet current.
+class GatedStore : public Store {
+ public:
+  explicit GatedStore(Store& inner) : inner_(inner) {}
+
+  void hold_next_commit() {
+    std::lock_guard lock(mu_);
+    hold_ = true;
+  }
+  void wait_until_held() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return held_.has_value(); });
+  }
+  void release() {
+    std::optional<std::pair<Transition, CommitCallback>> held;
+    {
+      std::lock_guard lock(mu_);
+      held.swap(held_);
+    }
+    if (held) inner_.commit_async(std::move(held->first), std::move(held->second));
+  }
+
+  void commit_async(Transition transition, CommitCallback done) override {
+    {
+      std::lock_guard lock(mu_);
+      if (hold_) {
+        hold_ = false;
+        held_.emplace(std::move(transition), std::move(done));
+        cv_.notify_all();
+        return;
+      }
+    }
+    inner_.commit_async(std::move(transition), std::move(done));
+  }
+  Result<ExecutionRecord> get_execution(const ExecutionKey& key) override { return inner_.get_execution(key); }
+  Result<CurrentRun> get_current_run(const std::string& ns, const std::string& workflow_id) override {
+    return inner_.get_current_run(ns, workflow_id);
+  }
+  Result<std::vector<HistoryBatch>> read_history(const ExecutionKey& key, int64_t from, int max) override {
+    return inner_.read_history(key, from, max);
+  }
+  Result<std::vector<TaskRecord>> load_tasks(int64_t after, int limit) override {
+    return inner_.load_tasks(after, limit);
+  }
+  Result<std::vector<TimerRecord>> due_timers(TimePoint until, int limit) override {
+    return inner_.due_timers(until, limit);
+  }
+  Result<std::optional<TimePoint>> next_timer_time() override { return inner_.next_timer_time(); }
+  Result<VisibilityPage> list_executions(const VisibilityQuery& query) override {
+    return inner_.list_executions(query);
+  }
+  BlobStore& blobs() override { return inner_.blobs(); }
+
+ private:
+  Store& inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool hold_ = false;
+  std::optional<std::pair<Transition, CommitCallback>> held_;
+};
+
+class CurrentRunTest : public EngineTest {
+ public:
+  void SetUp() override {
+    EngineTest::SetUp();
+    gate_ = std::make_unique<GatedStore>(*store_);
+    engine_store_ = gate_.get();
+    restart();
+  }
+  void TearDown() override {
+    engine_.reset();
+    gate_.reset();
+  }
+
+  // Starts `id`, then has its first task continue as new with the commit
+  // held: the request `send` makes resolves to the old run and waits in its
+  // queue. Returns the request's outcome once the continue-as-new commits.
+  Status race_continue_as_new(const std::string& id, std::function<void(std::function<void(Status)>)> send) {
+    EXPECT_TRUE(start(id).is_ok());
+    auto task = poll_workflow();
+    v1::Command next;
+    next.set_command_type(v1::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
+    next.mutable_continue_as_new_workflow_execution()->mutable_workflow_type()->set_name("hello");
+    next.mutable_continue_as_new_workflow_execution()->mutable_task_queue()->set_name("greetings");
+    gate_->hold_next_commit();
+    std::promise<Status> continued;
+    v1::CompleteWorkflowTaskRequest r;
+    r.set_task_token(task.task_token());
+    *r.add_commands() = next;
+    engine_->complete_workflow_task(
+        r, [&](Result<v1::CompleteWorkflowTaskResponse> out) { continued.set_value(out.status()); });
+    gate_->wait_until_held();
+    std::promise<Status> answered;
+    send([&](Status s) { answered.set_value(s); });
+    gate_->release();
+    EXPECT_TRUE(continued.get_future().get().is_ok());
+    return answered.get_future().get();
+  }
+
+  std::string current_run(const std::string& id) {
+    v1::DescribeWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(id);
+    auto d = call(&Engine::describe_workflow, r);
+    return d ? d->info().execution().run_id() : "";
+  }
+
+  std::unique_ptr<GatedStore> gate_;
+};
+
+TEST_F(CurrentRunTest, ASignalQueuedBehindAContinueAsNewReachesTheNewRun) {
+  Status s = race_continue_as_new("sig", [&](std::function<void(Status)> done) {
+    v1::SignalWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id("sig");
+    r.set_signal_name("approve");
+    engine_->signal_workflow(r, [done](Result<v1::SignalWorkflowResponse> out) { done(out.status()); });
+  });
+  ASSERT_TRUE(s.is_ok()) << s.to_string();
+  auto task = poll_workflow();
+  ASSERT_EQ(task.workflow_execution().run_id(), current_run("sig"));
+  bool signaled = false;
+  for (const auto& e : task.history().events()) signaled |= e.has_workflow_execution_signaled();
+  EXPECT_TRUE(signaled) << "the new run has the signal";
+}
+
+TEST_F(CurrentRunTest, ACancelQueuedBehindAContinueAsNewReachesTheNewRun) {
+  Status s = race_continue_as_new("cancel", [&](std::function<void(Status)> done) {
+    v1::RequestCancelWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id("cancel");
+    engine_->request_cancel_workflow(r, [done](Result<v1::RequestCancelWorkflowResponse> out) { done(out.status()); });
+  });
+  ASSERT_TRUE(s.is_ok()) << s.to_string();
+  auto task = poll_workflow();
+  bool requested = false;
+  for (const auto& e : task.history().events()) requested |= e.has_workflow_execution_cancel_requested();
+  EXPECT_TRUE(requested) << "the new run is asked to cancel";
+}
+
+TEST_F(CurrentRunTest, ATerminateQueuedBehindAContinueAsNewEndsTheNewRun) {
+  Status s = race_continue_as_new("end", [&](std::function<void(Status)> done) {
+    v1::TerminateWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id("end");
+    engine_->terminate_workflow(r, [done](Result<v1::TerminateWorkflowResponse> out) { done(out.status()); });
+  });
+  ASSERT_TRUE(s.is_ok()) << s.to_string();
+  EXPECT_EQ(wait_for_close("end").event_type(), v1::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED);
+}
+
+TEST_F(CurrentRunTest, ARequestForAClosedRunWithoutSuccessorIsStillRefused) {
+  ASSERT_TRUE(start("done").is_ok());
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {complete_with("ok")}).is_ok());
+  v1::SignalWorkflowRequest r;
+  r.mutable_workflow_execution()->set_workflow_id("done");
+  r.set_signal_name("late");
+  EXPECT_EQ(call(&Engine::signal_workflow, r).status().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace reprise::engine
