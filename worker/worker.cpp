@@ -8,6 +8,7 @@
 
 #include "history/proto_time.hpp"
 #include "reprise/detail/failure.hpp"
+#include "worker/heartbeat_sender.hpp"
 #include "worker/sticky_cache.hpp"
 #include "worker/task_pool.hpp"
 
@@ -355,23 +356,29 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
   };
   bound(info.started_time, task.start_to_close_timeout());
   bound(info.scheduled_time, task.schedule_to_close_timeout());
-  ActivityContext context(
-      std::move(info), task.heartbeat_details(),
+  const std::chrono::nanoseconds throttle = worker::HeartbeatSender::interval_for(
+      info.heartbeat_timeout, options_.default_heartbeat_throttle_interval, options_.max_heartbeat_throttle_interval);
+  ActivityContext* heard_cancel = nullptr;  // set before the first heartbeat starts the sender
+  worker::HeartbeatSender heartbeats(
       [&](const v1::Payloads& details) {
         v1::HeartbeatActivityRequest r;
         r.set_task_token(task.task_token());
         *r.mutable_details() = details;
         r.set_identity(options_.identity);
-        try {
-          return connection_->heartbeat_activity(r);
-        } catch (const RpcError& e) {
-          // The attempt is over (the workflow closed, the activity timed out or
-          // was retried elsewhere): its work is no longer wanted, as if canceled.
-          if (e.code() == static_cast<int>(StatusCode::kNotFound)) return true;
-          throw;
-        }
+        return connection_->heartbeat_activity(r);
       },
-      blobs_.get());
+      throttle, [&heard_cancel] { heard_cancel->request_cancel(); },
+      type + " (activity id " + task.activity_id() + ")");
+  ActivityContext context(
+      std::move(info), task.heartbeat_details(),
+      [&heartbeats](const v1::Payloads& details) { return heartbeats.record(details); }, blobs_.get());
+  heard_cancel = &context;
+  // The sender thread ends before the context goes and before the outcome is
+  // reported: no heartbeat of this attempt reaches the server after it.
+  struct StopHeartbeats {
+    worker::HeartbeatSender& h;
+    ~StopHeartbeats() { h.stop(); }
+  } stop_heartbeats{heartbeats};
   {
     std::lock_guard lock(running_mu_);
     running_activities_.insert(&context);
@@ -387,6 +394,7 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
   } unregister{*this, &context};
   try {
     v1::Payloads result = runner->second(context, task.input());
+    heartbeats.stop();  // details not yet sent are not wanted once the activity completes
     blobs_->offload(result);
     v1::CompleteActivityRequest done;
     done.set_task_token(task.task_token());
@@ -396,6 +404,7 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
   } catch (const RpcError&) {
     throw;
   } catch (const CanceledError& e) {
+    heartbeats.stop();
     bool by_shutdown = false;
     {
       std::lock_guard lock(running_mu_);
@@ -407,6 +416,7 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
       failed.mutable_failure()->set_message("worker " + options_.identity +
                                             " shut down before the activity finished: " + e.what());
       failed.mutable_failure()->set_source("cpp-sdk");
+      if (auto details = heartbeats.latest()) *failed.mutable_last_heartbeat_details() = std::move(*details);
       return connection_->fail_activity(failed);
     }
     // The activity saw cancel_requested() and gave up: it ends as canceled
@@ -420,7 +430,10 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
       if (e.code() != static_cast<int>(StatusCode::kNotFound)) throw;
     }
   } catch (const std::exception& e) {
+    heartbeats.stop();
     *failed.mutable_failure() = reprise::detail::failure_of(e);
+    // The next attempt starts from the latest details, sent or not.
+    if (auto details = heartbeats.latest()) *failed.mutable_last_heartbeat_details() = std::move(*details);
     connection_->fail_activity(failed);
   }
 }

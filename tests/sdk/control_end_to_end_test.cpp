@@ -116,7 +116,9 @@ TEST(SdkControl, CancelingAWorkflowReachesItsActivityAndItsCleanupRuns) {
   }
   EXPECT_EQ(run.describe().info().status(), v1::WORKFLOW_EXECUTION_STATUS_CANCELED);
   EXPECT_EQ(releases.load(), 1) << "the non-cancellable cleanup ran";
-  for (int i = 0; i < 100 && !reserve_saw_cancel; ++i) std::this_thread::sleep_for(20ms);
+  // Heartbeats are throttled to one per 4 s (0.8 × the 5 s heartbeat
+  // timeout): the activity hears of the cancel within about that.
+  for (int i = 0; i < 500 && !reserve_saw_cancel; ++i) std::this_thread::sleep_for(20ms);
   EXPECT_TRUE(reserve_saw_cancel) << "the activity heard of the cancel at a heartbeat";
 }
 

@@ -33,8 +33,9 @@ struct ActivityInfo {
 
 class ActivityContext {
  public:
-  // `send_heartbeat` reports details and answers whether cancellation was
-  // requested; the worker provides it.
+  // `send_heartbeat` hands details to the worker, which sends them to the
+  // server throttled, and answers whether cancellation is known; it must not
+  // wait for an RPC. The worker provides it.
   // `blobs` is where store() and load() go (null: not connected).
   ActivityContext(ActivityInfo info, v1::Payloads last_details, std::function<bool(const v1::Payloads&)> send_heartbeat,
                   detail::Blobs* blobs = nullptr)
@@ -46,7 +47,15 @@ class ActivityContext {
   const ActivityInfo& info() const { return info_; }
 
   // Records progress; a retry of this activity starts from the details of
-  // the last heartbeat. Also learns whether the workflow asked to cancel.
+  // the last heartbeat. Cheap enough for a tight loop: it never waits for the
+  // server. The worker sends the first heartbeat at once and then at most one
+  // per throttle interval, the latest details (0.8 × the heartbeat timeout, at
+  // most WorkerOptions::max_heartbeat_throttle_interval; without a heartbeat
+  // timeout, default_heartbeat_throttle_interval). Details still unsent when
+  // the attempt fails go with the failure; after a completion or a
+  // cancellation nobody reads them, and they are dropped. The answer to each
+  // heartbeat tells whether the workflow asked to cancel (cancel_requested()),
+  // so a cancellation reaches a heartbeating activity within about one interval.
   template <Serializable... T>
   void heartbeat(const T&... details) {
     if (send_heartbeat_(to_payloads(details...))) cancel_requested_ = true;
@@ -56,7 +65,8 @@ class ActivityContext {
   // worker is shutting down and its grace ran out. Stop and throw
   // reprise::CanceledError to end it as canceled.
   bool cancel_requested() const { return cancel_requested_; }
-  // For the worker: the activity is asked to stop (shutdown grace ran out).
+  // For the worker: the activity is asked to stop (a heartbeat's answer said
+  // so, or the shutdown grace ran out). Any thread.
   void request_cancel() { cancel_requested_ = true; }
 
   // The details of the previous attempt's last heartbeat, if any.

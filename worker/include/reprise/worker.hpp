@@ -69,6 +69,13 @@ struct WorkerOptions {
   // stop() lets running activities finish for this long, then tells them to
   // cancel (ActivityContext::cancel_requested) and waits for them to return.
   std::chrono::milliseconds shutdown_grace{10'000};
+  // Heartbeats are throttled as Temporal's SDKs throttle them: the first is
+  // sent at once, then at most one per interval, the latest details. The
+  // interval is 0.8 × the activity's heartbeat timeout, at most `max_...`;
+  // for an activity with no heartbeat timeout it is `default_...` (which is
+  // also about how late such an activity hears of a cancellation).
+  std::chrono::milliseconds max_heartbeat_throttle_interval{60'000};
+  std::chrono::milliseconds default_heartbeat_throttle_interval{30'000};
   // Events per page when a cache miss replays history (0: the server's
   // default of 1000); memory holds one page at a time.
   int history_page_events = 0;
