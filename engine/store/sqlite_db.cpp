@@ -125,33 +125,52 @@ std::string_view Statement::column_blob_view(int index) const {
 
 bool Statement::column_is_null(int index) const { return sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
 
-Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::string& path, bool create, Durability durability) {
+Result<std::unique_ptr<SqliteDb>> SqliteDb::connect(const std::string& path, int flags) {
   sqlite3* raw = nullptr;
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   std::unique_ptr<SqliteDb> db(new SqliteDb(raw, path));
   if (rc != SQLITE_OK) {
     if (raw == nullptr) return Status::resource_exhausted("out of memory opening database '" + path + "'");
     return db->error(rc, "cannot open");
   }
   sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  return db;
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open_as_is(const std::string& path, bool create) {
+  Result<std::unique_ptr<SqliteDb>> db = connect(path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0));
+  if (!db) return db;
   // SQLite quietly falls back to read-only when it cannot write the file.
-  if (sqlite3_db_readonly(raw, "main") == 1) {
+  if (sqlite3_db_readonly((*db)->handle(), "main") == 1) {
     return Status::permission_denied("database '" + path +
                                      "' can only be opened read-only (a read-only file, directory or file system); "
                                      "the store needs to write to it");
   }
-  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  return db;
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open_read_only(const std::string& path) {
+  return connect(path, SQLITE_OPEN_READONLY);
+}
+
+Status SqliteDb::configure(Durability durability) {
   // journal_mode reads the header: the first statement to notice a file that
   // is not a database.
-  REPRISE_RETURN_IF_ERROR(db->exec("PRAGMA journal_mode=WAL"));
+  REPRISE_RETURN_IF_ERROR(exec("PRAGMA journal_mode=WAL"));
   REPRISE_RETURN_IF_ERROR(
-      db->exec(durability == Durability::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
-  REPRISE_RETURN_IF_ERROR(db->exec("PRAGMA foreign_keys=ON"));
+      exec(durability == Durability::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+  REPRISE_RETURN_IF_ERROR(exec("PRAGMA foreign_keys=ON"));
   // Savepoint sub-journals and statement journals stay in memory: on disk
   // they cost a pwrite per touched page per transition and protect nothing
   // (the WAL does that).
-  REPRISE_RETURN_IF_ERROR(db->exec("PRAGMA temp_store=MEMORY"));
+  return exec("PRAGMA temp_store=MEMORY");
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::string& path, bool create, Durability durability) {
+  Result<std::unique_ptr<SqliteDb>> db = open_as_is(path, create);
+  if (!db) return db;
+  REPRISE_RETURN_IF_ERROR((*db)->configure(durability));
   return db;
 }
 

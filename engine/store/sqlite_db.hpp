@@ -71,6 +71,15 @@ class SqliteDb {
   // Opens (creating if `create`) the file and sets WAL mode, the durability
   // level and a busy timeout.
   static Result<std::unique_ptr<SqliteDb>> open(const std::string& path, bool create, Durability durability);
+  // Opens the file for reading and writing with only a busy timeout: nothing
+  // is written to it yet (setting WAL mode rewrites the header of a file in
+  // another mode), so it can be looked at before the store takes it over.
+  // configure() then does what open() does.
+  static Result<std::unique_ptr<SqliteDb>> open_as_is(const std::string& path, bool create);
+  Status configure(Durability durability);
+  // Opens an existing file read-only (SQLITE_OPEN_READONLY): for checking a
+  // file, also while a server writes to it (WAL lets a reader beside it).
+  static Result<std::unique_ptr<SqliteDb>> open_read_only(const std::string& path);
   ~SqliteDb();
 
   Status exec(const char* sql);
@@ -91,6 +100,8 @@ class SqliteDb {
 
  private:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  // sqlite3_open_v2 with `flags`, extended result codes and a busy timeout.
+  static Result<std::unique_ptr<SqliteDb>> connect(const std::string& path, int flags);
   sqlite3* db_;
   std::string path_;
   std::map<const char*, sqlite3_stmt*> cache_;

@@ -1,9 +1,15 @@
 #include "engine/store/sqlite_store.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
 #include "engine/store/bind_key.hpp"
+#include "engine/store/file_check.hpp"
 #include "engine/store/schema.hpp"
 
 namespace reprise::engine {
@@ -30,14 +36,43 @@ Status check_path(const std::string& path) {
   return Status::ok();
 }
 
-Status integrity_check(SqliteDb& db) {
-  Result<Statement> s = db.prepare("PRAGMA quick_check");
-  if (!s) return s.status();
-  Result<bool> row = s->step();
-  if (!row) return row.status();
-  const std::string verdict = *row ? s->column_text(0) : "no answer";
-  if (verdict != "ok") {
-    return Status::data_loss("database '" + db.path() + "' failed its integrity check: " + verdict);
+// Writes a new database at `path` whole: the schema goes into a file beside
+// it, in rollback-journal mode so that the file alone holds it once
+// committed, which is then linked to `path`. A crash leaves at most that
+// temporary file, never an empty or half-made file at `path` (which the next
+// open would refuse). If another process created `path` meanwhile, its file
+// wins and is opened.
+Status create_database(const std::string& path) {
+  namespace fs = std::filesystem;
+  const std::string temp = path + ".new-" + std::to_string(::getpid());
+  auto remove_temp = [&temp] {
+    std::error_code ec;
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) fs::remove(temp + suffix, ec);
+  };
+  remove_temp();  // left by a crashed creator that had this pid
+  Status made;
+  {
+    Result<std::unique_ptr<SqliteDb>> db = SqliteDb::open_as_is(temp, true);
+    made = db.is_ok() ? (*db)->exec("PRAGMA synchronous=FULL") : db.status();
+    if (made.is_ok()) made = migrate(**db, schema_migrations());
+  }  // closed: the commit is in the file
+  if (!made.is_ok()) {
+    remove_temp();
+    return made.with_context("cannot create database '" + path + "' (writing it as '" + temp + "' first)");
+  }
+  // link() fails rather than replace a file; rename() is for file systems
+  // without hard links.
+  if (::link(temp.c_str(), path.c_str()) != 0 && errno != EEXIST && ::rename(temp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    remove_temp();
+    return Status::failed_precondition("cannot create database '" + path + "': " + std::strerror(err));
+  }
+  remove_temp();
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    ::fsync(fd);  // the new name survives a power loss
+    ::close(fd);
   }
   return Status::ok();
 }
@@ -86,10 +121,48 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
   REPRISE_RETURN_IF_ERROR(check_path(path));
   const Clock& clock = options.clock != nullptr ? *options.clock : SystemClock::instance();
 
-  Result<std::unique_ptr<SqliteDb>> writer = SqliteDb::open(path, true, options.durability);
+  OpenReport report;
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+    REPRISE_RETURN_IF_ERROR(create_database(path));
+    report.created = true;
+  }
+  // Look at the file before anything writes to it: configure() sets WAL mode,
+  // which rewrites the header of a file in another mode (someone else's
+  // database) and turns an empty file into an empty database.
+  REPRISE_RETURN_IF_ERROR(check_file_before_open(path, options.init_empty_file));
+  Result<std::unique_ptr<SqliteDb>> writer = SqliteDb::open_as_is(path, false);
   if (!writer) return writer.status();
+  Result<int> version = read_schema_version(**writer);
+  if (!version) return version.status();
+  if (*version == 0 && !report.created && !options.init_empty_file) {
+    return Status::failed_precondition(
+        "database '" + path +
+        "' is an existing empty SQLite database (no tables). Refusing to start a new database in it, in case it is "
+        "one that was lost; to start a new database, remove the file (a missing file is created) or allow it "
+        "(reprise-server --init-empty-file)");
+  }
+  if (*version == 0) report.created = true;  // a new database, in the empty file it was allowed to use
+  // (A newer schema is refused by migrate() below, without reading the file.)
+  if (*version > 0 && *version <= current_schema_version() && options.quick_check && !report.created) {
+    Result<IntegrityReport> checked = check_integrity(**writer, false);
+    if (!checked) return checked.status().with_context("PRAGMA quick_check");  // it could not run
+    if (!checked->ok()) {
+      const auto& problems = checked->problems;
+      std::string found;
+      for (size_t i = 0; i < problems.size() && i < 5; ++i) found += (i == 0 ? "" : "; ") + problems[i];
+      if (problems.size() > 5) found += "; and more (reprise admin check --db lists them)";
+      return Status::data_loss("database '" + path + "' is damaged: PRAGMA quick_check found " + found +
+                               ". Refusing to open it; restore it from a backup, or recover what is readable with "
+                               "sqlite3's .recover. reprise-server --skip-quick-check opens it anyway (reads that "
+                               "meet the damage then fail)");
+    }
+    report.quick_checked = true;
+    report.pages = checked->pages;
+    report.quick_check_time = checked->elapsed;
+  }
+  REPRISE_RETURN_IF_ERROR((*writer)->configure(options.durability));
   REPRISE_RETURN_IF_ERROR(migrate(**writer, schema_migrations()));
-  if (options.integrity_check) REPRISE_RETURN_IF_ERROR(integrity_check(**writer));
 
   std::vector<std::unique_ptr<SqliteDb>> readers;
   for (int i = 0; i < std::max(1, options.read_connections); ++i) {
@@ -103,12 +176,16 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
   auto pool = std::make_unique<ReadPool>(std::move(readers));
   auto blobs = std::make_unique<SqliteBlobStore>(std::move(*blob_db), *pool, clock, options.blobs);
   auto tw = std::make_unique<TransitionWriter>(std::move(*writer), options.max_batch, std::move(options.fault_hook));
-  return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(pool), std::move(blobs), std::move(tw)));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(path, report, std::move(pool), std::move(blobs), std::move(tw)));
 }
 
-SqliteStore::SqliteStore(std::string path, std::unique_ptr<ReadPool> readers, std::unique_ptr<SqliteBlobStore> blobs,
-                         std::unique_ptr<TransitionWriter> writer)
-    : path_(std::move(path)), readers_(std::move(readers)), blobs_(std::move(blobs)), writer_(std::move(writer)) {}
+SqliteStore::SqliteStore(std::string path, OpenReport report, std::unique_ptr<ReadPool> readers,
+                         std::unique_ptr<SqliteBlobStore> blobs, std::unique_ptr<TransitionWriter> writer)
+    : path_(std::move(path)),
+      report_(report),
+      readers_(std::move(readers)),
+      blobs_(std::move(blobs)),
+      writer_(std::move(writer)) {}
 
 SqliteStore::~SqliteStore() {
   writer_.reset();  // commits or fails everything queued first

@@ -7,6 +7,8 @@
 
 #include "child_process.hpp"
 #include "crash_invariants.hpp"
+#include "damage.hpp"
+#include "engine/store/file_check.hpp"
 #include "engine/store/schema.hpp"
 
 namespace reprise::engine {
@@ -15,6 +17,11 @@ namespace {
 using testing::TempDir;
 
 void write_file(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
@@ -40,20 +47,125 @@ TEST(BadInput, GarbageFileIsNotADatabase) {
   auto store = SqliteStore::open(path);
   ASSERT_FALSE(store.is_ok());
   EXPECT_EQ(store.status().code(), StatusCode::kDataLoss);
-  EXPECT_TRUE(contains(store.status().message(), "database '" + path + "'")) << store.status().message();
-  EXPECT_TRUE(contains(store.status().message(), "file is not a database")) << store.status().message();
+  EXPECT_EQ(store.status().message(), "database '" + path +
+                                          "' is not a SQLite database (8192 bytes that do not start with SQLite's "
+                                          "header). Refusing to open it: restore it from a backup, or use "
+                                          "another file");
+  EXPECT_TRUE(read_file(path) == std::string(8192, '\x5a'));
 }
 
-TEST(BadInput, SomeoneElsesSqliteFileIsRefused) {
+TEST(BadInput, SomeoneElsesSqliteFileIsRefusedUntouched) {
   TempDir dir;
   const std::string path = dir.file("other.db");
   {
-    auto db = SqliteDb::open(path, true, Durability::kFull);
+    auto db = SqliteDb::open_as_is(path, true);  // a rollback-journal database, as most programs keep
     ASSERT_TRUE((*db)->exec("CREATE TABLE customers (id INTEGER)").is_ok());
   }
+  const std::string before = read_file(path);
   auto store = SqliteStore::open(path);
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(), "database '" + path + "' is not a Reprise database (application_id 0)");
+  // Setting WAL mode would have rewritten its header.
+  EXPECT_TRUE(read_file(path) == before);
+}
+
+TEST(BadInput, EmptyFileIsRefusedUnlessAllowed) {
+  TempDir dir;
+  const std::string path = dir.file("empty.db");
+  write_file(path, "");
+  auto store = SqliteStore::open(path);
+  ASSERT_FALSE(store.is_ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(store.status().message(), "database '" + path + "' is an existing empty file (0 bytes)"))
+      << store.status().message();
+  EXPECT_TRUE(contains(store.status().message(), "--init-empty-file")) << store.status().message();
+  EXPECT_EQ(std::filesystem::file_size(path), 0u) << "nothing is written to a refused file";
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+
+  auto allowed = SqliteStore::open(path, StoreOptions{.init_empty_file = true});
+  ASSERT_TRUE(allowed.is_ok()) << allowed.status().to_string();
+  EXPECT_TRUE((*allowed)->open_report().created);
+  allowed->reset();
+  // Now a Reprise database: opens without the flag, and is checked.
+  auto again = SqliteStore::open(path);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_TRUE((*again)->open_report().quick_checked);
+}
+
+TEST(BadInput, EmptySqliteDatabaseIsRefusedUnlessAllowed) {
+  TempDir dir;
+  const std::string path = dir.file("blank.db");
+  { ASSERT_TRUE(SqliteDb::open(path, true, Durability::kFull).is_ok()); }  // WAL mode, no tables
+  auto store = SqliteStore::open(path);
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(store.status().message(), "is an existing empty SQLite database (no tables)"))
+      << store.status().message();
+  EXPECT_TRUE(SqliteStore::open(path, StoreOptions{.init_empty_file = true}).is_ok());
+}
+
+TEST(BadInput, EmptyFileBesideAWriteAheadLogIsRefusedEvenWhenAllowed) {
+  TempDir dir;
+  const std::string path = dir.file("lost.db");
+  fill_store(path, 1);
+  // A database whose pages are still in its WAL, then the file truncated.
+  write_file(path + "-wal", std::string(4096, 'w'));
+  write_file(path, "");
+  auto store = SqliteStore::open(path, StoreOptions{.init_empty_file = true});
+  EXPECT_EQ(store.status().code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(contains(store.status().message(), "'" + path + "-wal' holds 4096 bytes")) << store.status().message();
+  EXPECT_EQ(std::filesystem::file_size(path + "-wal"), 4096u) << "SQLite would have deleted it";
+}
+
+TEST(BadInput, ANewDatabaseIsCreatedWhole) {
+  TempDir dir;
+  const std::string path = dir.file("new.db");
+  auto store = SqliteStore::open(path);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  EXPECT_TRUE((*store)->open_report().created);
+  EXPECT_FALSE((*store)->open_report().quick_checked);
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(name == "new.db" || name == "new.db-wal" || name == "new.db-shm") << name << " left behind";
+  }
+  // The header already says Reprise: the file was whole before it had its name.
+  const std::string header = read_file(path).substr(0, 100);
+  EXPECT_EQ(header.substr(68, 4), "RPRS");
+}
+
+TEST(BadInput, DamagedPageIsRefusedAtOpenByQuickCheck) {
+  TempDir dir;
+  const std::string path = dir.file("damaged.db");
+  fill_store(path, 300);
+  ASSERT_GT(testing::damage_table_page(path, "executions"), 1);
+  auto store = SqliteStore::open(path);
+  ASSERT_FALSE(store.is_ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(contains(store.status().message(), "database '" + path + "' is damaged: PRAGMA quick_check found "))
+      << store.status().message();
+  EXPECT_TRUE(contains(store.status().message(), "--skip-quick-check")) << store.status().message();
+
+  // Skipping the check opens it; the full check finds the damage too.
+  EXPECT_TRUE(SqliteStore::open(path, StoreOptions{.quick_check = false}).is_ok());
+  auto checked = check_database_file(path, true);
+  ASSERT_TRUE(checked.is_ok()) << checked.status().to_string();
+  EXPECT_FALSE(checked->integrity.ok());
+}
+
+TEST(BadInput, SoundDatabasePassesBothChecks) {
+  TempDir dir;
+  const std::string path = dir.file("sound.db");
+  fill_store(path, 50);
+  auto store = SqliteStore::open(path);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  EXPECT_TRUE((*store)->open_report().quick_checked);
+  EXPECT_GT((*store)->open_report().pages, 10);
+  // The full check reads beside the open store.
+  auto checked = check_database_file(path, true);
+  ASSERT_TRUE(checked.is_ok()) << checked.status().to_string();
+  EXPECT_TRUE(checked->integrity.ok()) << checked->integrity.problems.front();
+  EXPECT_EQ(checked->schema_version, current_schema_version());
+  EXPECT_EQ(check_database_file(dir.file("missing.db"), true).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("missing.db")));
 }
 
 TEST(BadInput, NewerSchemaIsRefusedNotGuessedAt) {
@@ -103,7 +215,7 @@ TEST(BadInput, TruncatedFileIsCaughtByTheIntegrityCheck) {
   const auto size = std::filesystem::file_size(path);
   ASSERT_GT(size, 200'000u);
   std::filesystem::resize_file(path, size / 2);
-  auto store = SqliteStore::open(path, StoreOptions{.integrity_check = true});
+  auto store = SqliteStore::open(path);
   ASSERT_FALSE(store.is_ok());
   EXPECT_EQ(store.status().code(), StatusCode::kDataLoss);
   EXPECT_TRUE(contains(store.status().message(), path)) << store.status().message();
@@ -114,7 +226,7 @@ TEST(BadInput, TruncatedFileWithoutTheCheckFailsReadsCleanly) {
   const std::string path = dir.file("truncated2.db");
   fill_store(path, 300);
   std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
-  auto store = SqliteStore::open(path);
+  auto store = SqliteStore::open(path, StoreOptions{.quick_check = false});
   if (!store.is_ok()) {
     EXPECT_EQ(store.status().code(), StatusCode::kDataLoss) << store.status().to_string();
     return;
@@ -166,7 +278,7 @@ std::string fill_until_error(const std::string& path, uint64_t max_file_bytes, s
 }
 
 void expect_acknowledged_steps_intact(const std::string& path, const std::map<std::string, int64_t>& acked) {
-  auto store = SqliteStore::open(path, StoreOptions{.integrity_check = true});
+  auto store = SqliteStore::open(path, StoreOptions{.quick_check = true});
   ASSERT_TRUE(store.is_ok()) << store.status().to_string();
   testing::expect_whole_steps(**store, 8, acked);
 }

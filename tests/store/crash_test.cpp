@@ -46,7 +46,7 @@ CrashRun run_writer(const std::string& db, int kill_after_acks, std::vector<std:
 }
 
 void reopen_and_check(const std::string& db, const std::map<std::string, int64_t>& acked) {
-  auto store = SqliteStore::open(db, StoreOptions{.integrity_check = true});
+  auto store = SqliteStore::open(db, StoreOptions{.quick_check = true});
   ASSERT_TRUE(store.is_ok()) << store.status().to_string();
   testing::expect_whole_steps(**store, kExecutions, acked);
 }
