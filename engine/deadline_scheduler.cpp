@@ -62,4 +62,9 @@ void DeadlineScheduler::run() {
   }
 }
 
+size_t DeadlineScheduler::size() {
+  std::lock_guard lock(mu_);
+  return due_.size();
+}
+
 }  // namespace reprise::engine

@@ -38,6 +38,8 @@ class DeadlineScheduler {
   Id schedule(SteadyTime when, std::function<void()> callback);
   // True if the callback was removed before it ran.
   bool cancel(Id id);
+  // Callbacks waiting for their deadline.
+  size_t size();
 
  private:
   void run();

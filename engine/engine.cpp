@@ -109,8 +109,8 @@ void Engine::shutdown() {
   for (auto& [id, q] : queries) {
     deadlines_.cancel(q.deadline);
     q.reply(Status::unavailable("the server is shutting down"));
-    end_op();
   }
+  queries.clear();  // their operations end here
   {
     std::unique_lock lock(ops_mu_);
     ops_cv_.wait(lock, [this] { return active_ops_ == 0; });
@@ -129,17 +129,16 @@ bool Engine::closing() {
 
 void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Transition&)> extra,
                         std::function<void(Result<MutableState*>)> then, Unreadable unreadable) {
-  if (!begin_op()) {
+  OperationRef in_flight = begin_op();
+  if (!in_flight) {
     then(Status::unavailable("the server is shutting down"));
     return;
   }
-  serializer_.run(key, [this, key, op = std::move(op), extra = std::move(extra), then,
-                        unreadable](ExecutionSerializer::Done done) {
-    // The operation ends last: once it does, the engine may be destroyed.
-    auto answer = [this, then, done](Result<MutableState*> r) {
+  serializer_.run(key, [this, key, op = std::move(op), extra = std::move(extra), then, unreadable,
+                        in_flight](ExecutionSerializer::Done done) {
+    auto answer = [then, done, in_flight](Result<MutableState*> r) {
       then(std::move(r));
       done();
-      end_op();
     };
     Result<ExecutionRecord> record = store_.get_execution(key);
     if (!record) {
@@ -211,25 +210,21 @@ void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then
   for (const auto& w : t.executions) changed.push_back(w.key);
   // The store's callback counts as an operation of its own, so the engine
   // outlives the writer thread's last touch of it.
-  {
-    std::lock_guard lock(ops_mu_);
-    ++active_ops_;
-  }
-  store_.commit_async(std::move(t), [this, tasks = std::move(tasks), timers = std::move(timers),
-                                     changed = std::move(changed), then](Result<CommitResult> r) mutable {
-    // A lost race (ABORTED) or a failed condition is the caller's to answer;
-    // anything else means the store itself is in trouble.
-    if (!r && r.status().code() != StatusCode::kAborted && r.status().code() != StatusCode::kFailedPrecondition) {
-      log::error("commit failed", {{"error", r.status().to_string()}});
-    }
-    // Off the store's writer thread at once.
-    executor_.post([this, tasks = std::move(tasks), timers = std::move(timers), changed = std::move(changed), then,
-                    r = std::move(r)]() mutable {
-      if (r) after_commit(tasks, timers, changed, *r);
-      then(std::move(r));
-    });
-    end_op();
-  });
+  store_.commit_async(
+      std::move(t), [this, tasks = std::move(tasks), timers = std::move(timers), changed = std::move(changed), then,
+                     in_flight = nested_op()](Result<CommitResult> r) mutable {
+        // A lost race (ABORTED) or a failed condition is the caller's to answer;
+        // anything else means the store itself is in trouble.
+        if (!r && r.status().code() != StatusCode::kAborted && r.status().code() != StatusCode::kFailedPrecondition) {
+          log::error("commit failed", {{"error", r.status().to_string()}});
+        }
+        // Off the store's writer thread at once.
+        executor_.post([this, tasks = std::move(tasks), timers = std::move(timers), changed = std::move(changed), then,
+                        r = std::move(r)]() mutable {
+          if (r) after_commit(tasks, timers, changed, *r);
+          then(std::move(r));
+        });
+      });
 }
 
 void Engine::after_commit(const std::vector<TaskRecord>& tasks, const std::vector<TimePoint>& timers,
@@ -258,21 +253,29 @@ void Engine::add_sticky_tasks(const MutableState& ms) {
 
 void Engine::dispatch(TaskRecord task) {
   if (task.kind == TaskKind::kTransfer) {
-    if (!begin_op()) return;  // closing: the row stays for the next start
-    executor_.post([this, task = std::move(task)]() mutable {
-      run_transfer(std::move(task));
-      end_op();
-    });
+    OperationRef in_flight = begin_op();
+    if (!in_flight) return;  // closing: the row stays for the next start
+    executor_.post([this, task = std::move(task), in_flight]() mutable { run_transfer(std::move(task)); });
   } else {
     matching_.add(std::move(task));
   }
 }
 
-bool Engine::begin_op() {
-  std::lock_guard lock(ops_mu_);
-  if (closing_) return false;
-  ++active_ops_;
-  return true;
+Engine::OperationRef Engine::begin_op() {
+  {
+    std::lock_guard lock(ops_mu_);
+    if (closing_) return nullptr;
+    ++active_ops_;
+  }
+  return std::make_shared<Operation>(*this);
+}
+
+Engine::OperationRef Engine::nested_op() {
+  {
+    std::lock_guard lock(ops_mu_);
+    ++active_ops_;
+  }
+  return std::make_shared<Operation>(*this);
 }
 
 void Engine::end_op() {
@@ -365,13 +368,13 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
                        std::optional<v1::SignalWorkflowRequest> signal, Reply<v1::StartWorkflowResponse> reply) {
   // Starts of one workflow id are serialized on the id itself (empty run).
   const ExecutionKey id_key{ns, request.workflow_id(), ""};
-  if (!begin_op()) return reply(Status::unavailable("the server is shutting down"));
-  serializer_.run(id_key, [this, ns, request = std::move(request), signal = std::move(signal),
-                           reply](ExecutionSerializer::Done done) {
-    auto answer = [this, reply, done](Result<v1::StartWorkflowResponse> r) {
+  OperationRef in_flight = begin_op();
+  if (!in_flight) return reply(Status::unavailable("the server is shutting down"));
+  serializer_.run(id_key, [this, ns, request = std::move(request), signal = std::move(signal), reply,
+                           in_flight](ExecutionSerializer::Done done) {
+    auto answer = [reply, done, in_flight](Result<v1::StartWorkflowResponse> r) {
       reply(std::move(r));
       done();
-      end_op();  // last: once it ends, the engine may be destroyed
     };
     std::string expected_run;
     Result<CurrentRun> current = store_.get_current_run(ns, request.workflow_id());
@@ -583,17 +586,23 @@ void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResp
     }
   }
   const int max_events = request.maximum_page_size() > 0 ? request.maximum_page_size() : kHistoryPageDefault;
-  const auto wait = request.wait_timeout().seconds() > 0 || request.wait_timeout().nanos() > 0
-                        ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.wait_timeout()))
-                        : options_.poll_timeout;
+  const auto wait = std::min<std::chrono::milliseconds>(
+      request.wait_timeout().seconds() > 0 || request.wait_timeout().nanos() > 0
+          ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.wait_timeout()))
+          : options_.poll_timeout,
+      options_.max_history_wait);
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  if (!begin_op()) return reply(Status::unavailable("the server is shutting down"));
+  OperationRef in_flight = begin_op();
+  if (!in_flight) return reply(Status::unavailable("the server is shutting down"));
   // Exactly one answer, whoever gives it: the read, the wait's end, shutdown.
   auto answered = std::make_shared<std::atomic<bool>>(false);
-  auto finish = [this, answered, reply](Result<v1::GetHistoryResponse> r) {
+  auto wait_deadline = std::make_shared<std::atomic<DeadlineScheduler::Id>>(0);
+  auto finish = [this, answered, wait_deadline, reply, in_flight](Result<v1::GetHistoryResponse> r) {
     if (answered->exchange(true)) return;
+    // The deadline holds the waiting closure: it goes now, not when due.
+    deadlines_.cancel(wait_deadline->load());
     reply(std::move(r));
-    end_op();
+    in_flight->end();  // a poll ticket may keep this closure long after
   };
 
   // Reads what is there; when the caller wants to wait and nothing new is
@@ -647,8 +656,8 @@ void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResp
     finish(v1::GetHistoryResponse());
     unwatch(key, watch_id->load());
   };
-  // Holding `attempt` keeps the waiting closure alive until the deadline.
-  deadlines_.schedule(deadline, [give_up, attempt] { give_up(); });
+  // Holding `attempt` keeps the waiting closure alive until the wait ends.
+  wait_deadline->store(deadlines_.schedule(deadline, [give_up, attempt] { give_up(); }));
   if (ticket) ticket->on_cancel(give_up);
   (*attempt)();
 }

@@ -77,6 +77,8 @@ class PollTicket {
 struct EngineOptions {
   EngineConfig config;
   std::chrono::milliseconds poll_timeout{60'000};  // long-polls return empty after this
+  // A history long-poll waits at most this long, whatever the client asks.
+  std::chrono::milliseconds max_history_wait{60'000};
   int executor_threads = 2;
   const Clock* clock = nullptr;  // defaults to the system clock
   uint64_t random_seed = 0;      // run ids; 0 = from std::random_device
@@ -135,6 +137,9 @@ class Engine {
 
   // History long-polls parked right now (a gauge).
   size_t parked_history_waits();
+  // Deadlines (long-poll and query timeouts, retry pauses) not yet due: what
+  // waits hold on to (a gauge).
+  size_t pending_deadlines() { return deadlines_.size(); }
 
   // Looks for due timers now (tests that move a ManualClock call this).
   void check_timers();
@@ -164,8 +169,30 @@ class Engine {
   void after_commit(const std::vector<TaskRecord>& tasks, const std::vector<TimePoint>& timers,
                     const std::vector<ExecutionKey>& changed, const CommitResult& result);
 
-  // Counts an operation in flight; false once the engine is closing.
-  bool begin_op();
+  // An operation in flight: shutdown() waits until every one has ended. It
+  // ends when the last closure holding its handle is destroyed, or at end()
+  // for one that answers once while copies of its callbacks linger (in a
+  // watcher list, a poll ticket); so no path can forget to end it, end it
+  // twice, or end it before work it posted has run.
+  class Operation {
+   public:
+    explicit Operation(Engine& engine) : engine_(&engine) {}
+    Operation(const Operation&) = delete;
+    Operation& operator=(const Operation&) = delete;
+    ~Operation() { end(); }
+    void end() {
+      if (Engine* engine = engine_.exchange(nullptr)) engine->end_op();
+    }
+
+   private:
+    std::atomic<Engine*> engine_;
+  };
+  using OperationRef = std::shared_ptr<Operation>;
+  // A new operation; nullptr once the engine is closing.
+  OperationRef begin_op();
+  // An operation that finishes one already counted (a commit's callback):
+  // counted even while the engine is closing.
+  OperationRef nested_op();
   void end_op();
   bool closing();
   // Starts a run (StartWorkflow, SignalWithStart) under the workflow id's
@@ -214,6 +241,7 @@ class Engine {
   // Queries (queries.cpp): in-memory tasks on the workflow's queue, answered
   // through the task token they carry.
   struct PendingQuery {
+    OperationRef op;  // ends when the query is answered, times out or is dropped
     ExecutionKey execution;
     v1::WorkflowQuery query;
     Reply<v1::QueryWorkflowResponse> reply;

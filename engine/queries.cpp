@@ -34,13 +34,15 @@ void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
   const auto timeout = to_nanos(request.timeout()).count() > 0
                            ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.timeout()))
                            : std::chrono::milliseconds(kDefaultQueryTimeout);
-  if (!begin_op()) return reply(Status::unavailable("the server is shutting down"));
+  OperationRef in_flight = begin_op();
+  if (!in_flight) return reply(Status::unavailable("the server is shutting down"));
   uint64_t id = 0;
   const int64_t task_id = memory_task_id();
   {
     std::lock_guard lock(query_mu_);
     id = next_query_id_++;
     PendingQuery& q = queries_[id];
+    q.op = std::move(in_flight);
     q.execution = key;
     q.query.set_query_type(request.query_type());
     *q.query.mutable_args() = request.args();
@@ -53,7 +55,6 @@ void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
             expired->reply(Status::deadline_exceeded("no worker answered query '" + expired->query.query_type() +
                                                      "' within " + std::to_string(timeout.count()) +
                                                      " ms (is a worker polling task queue '" + queue + "'?)"));
-            end_op();
           }
         });
   }
@@ -147,7 +148,6 @@ Status Engine::answer_query(const internal::TaskToken& token, const v1::Complete
       q->reply(std::move(out));
     }
   }
-  end_op();
   return Status::ok();
 }
 

@@ -93,22 +93,25 @@ void Engine::run_transfer(TaskRecord task) {
 }
 
 void Engine::retry_transfer(TaskRecord task) {
-  // The pause counts as an operation, so shutdown waits for it rather than
-  // letting it touch a destroyed engine.
-  if (!begin_op()) return;  // the row stays; the next start picks it up
+  // The pause and the retry it posts are one operation, so shutdown waits
+  // for the retry to run rather than letting it touch a destroyed engine.
+  OperationRef in_flight = begin_op();
+  if (!in_flight) return;  // the row stays; the next start picks it up
   log::debug("transfer task retried",
              {{"task_id", std::to_string(task.task_id)}, {"execution", task.execution.to_string()}});
-  deadlines_.schedule(std::chrono::steady_clock::now() + kTransferRetryDelay, [this, task = std::move(task)]() mutable {
-    if (!closing()) executor_.post([this, task = std::move(task)]() mutable { run_transfer(std::move(task)); });
-    end_op();
-  });
+  deadlines_.schedule(
+      std::chrono::steady_clock::now() + kTransferRetryDelay, [this, task = std::move(task), in_flight]() mutable {
+        if (closing()) return;
+        executor_.post([this, task = std::move(task), in_flight]() mutable { run_transfer(std::move(task)); });
+      });
 }
 
 void Engine::drop_task(int64_t task_id) {
   Transition t;
   t.remove_tasks.push_back(task_id);
-  if (!begin_op()) return;
-  commit(std::move(t), [this](Result<CommitResult>) { end_op(); });
+  OperationRef in_flight = begin_op();
+  if (!in_flight) return;
+  commit(std::move(t), [in_flight](Result<CommitResult>) {});
 }
 
 }  // namespace reprise::engine

@@ -1,73 +1,12 @@
 // Requests that name a workflow by id alone act on its current run, even
 // when that run continues as new while the request waits in its queue.
-#include <condition_variable>
-
 #include "engine_fixture.hpp"
+#include "gated_store.hpp"
 
 namespace reprise::engine {
 namespace {
 
-// The real store, except that the next commit can be held until released:
-// the window in which a continue-as-new is in flight but not yet current.
-class GatedStore : public Store {
- public:
-  explicit GatedStore(Store& inner) : inner_(inner) {}
-
-  void hold_next_commit() {
-    std::lock_guard lock(mu_);
-    hold_ = true;
-  }
-  void wait_until_held() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return held_.has_value(); });
-  }
-  void release() {
-    std::optional<std::pair<Transition, CommitCallback>> held;
-    {
-      std::lock_guard lock(mu_);
-      held.swap(held_);
-    }
-    if (held) inner_.commit_async(std::move(held->first), std::move(held->second));
-  }
-
-  void commit_async(Transition transition, CommitCallback done) override {
-    {
-      std::lock_guard lock(mu_);
-      if (hold_) {
-        hold_ = false;
-        held_.emplace(std::move(transition), std::move(done));
-        cv_.notify_all();
-        return;
-      }
-    }
-    inner_.commit_async(std::move(transition), std::move(done));
-  }
-  Result<ExecutionRecord> get_execution(const ExecutionKey& key) override { return inner_.get_execution(key); }
-  Result<CurrentRun> get_current_run(const std::string& ns, const std::string& workflow_id) override {
-    return inner_.get_current_run(ns, workflow_id);
-  }
-  Result<std::vector<HistoryBatch>> read_history(const ExecutionKey& key, int64_t from, int max) override {
-    return inner_.read_history(key, from, max);
-  }
-  Result<std::vector<TaskRecord>> load_tasks(int64_t after, int limit) override {
-    return inner_.load_tasks(after, limit);
-  }
-  Result<std::vector<TimerRecord>> due_timers(TimePoint until, int limit) override {
-    return inner_.due_timers(until, limit);
-  }
-  Result<std::optional<TimePoint>> next_timer_time() override { return inner_.next_timer_time(); }
-  Result<VisibilityPage> list_executions(const VisibilityQuery& query) override {
-    return inner_.list_executions(query);
-  }
-  BlobStore& blobs() override { return inner_.blobs(); }
-
- private:
-  Store& inner_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool hold_ = false;
-  std::optional<std::pair<Transition, CommitCallback>> held_;
-};
+using testing::GatedStore;
 
 class CurrentRunTest : public EngineTest {
  public:

@@ -1,0 +1,119 @@
+// A store for engine tests that opens windows real timing leaves tiny: the
+// real store underneath, except that the next commit can be held until
+// released, reads of the current run can fail, and history reads can be
+// slowed; every call after a mark is counted.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <optional>
+#include <thread>
+
+#include "engine/store/store.hpp"
+
+namespace reprise::engine::testing {
+
+class GatedStore : public Store {
+ public:
+  explicit GatedStore(Store& inner) : inner_(inner) {}
+
+  void hold_next_commit() {
+    std::lock_guard lock(mu_);
+    hold_ = true;
+  }
+  void wait_until_held() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return held_.has_value(); });
+  }
+  void release() {
+    std::optional<std::pair<Transition, CommitCallback>> held;
+    {
+      std::lock_guard lock(mu_);
+      held.swap(held_);
+    }
+    if (held) inner_.commit_async(std::move(held->first), std::move(held->second));
+  }
+  // get_current_run of this workflow id answers UNAVAILABLE.
+  void fail_current_run_of(std::string workflow_id) {
+    std::lock_guard lock(mu_);
+    failing_workflow_id_ = std::move(workflow_id);
+  }
+  // History reads take this long from now on; waits for the next one to start.
+  void slow_history_reads(std::chrono::milliseconds delay) { history_delay_ms_ = delay.count(); }
+  bool wait_for_slow_read(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [this] { return slow_reads_ > 0; });
+  }
+  // Calls made after mark() (by work that should have ended by then).
+  void mark() { marked_ = true; }
+  int calls_after_mark() const { return calls_after_mark_; }
+
+  void commit_async(Transition transition, CommitCallback done) override {
+    count();
+    {
+      std::lock_guard lock(mu_);
+      if (hold_) {
+        hold_ = false;
+        held_.emplace(std::move(transition), std::move(done));
+        cv_.notify_all();
+        return;
+      }
+    }
+    inner_.commit_async(std::move(transition), std::move(done));
+  }
+  Result<ExecutionRecord> get_execution(const ExecutionKey& key) override {
+    count();
+    return inner_.get_execution(key);
+  }
+  Result<CurrentRun> get_current_run(const std::string& ns, const std::string& workflow_id) override {
+    count();
+    {
+      std::lock_guard lock(mu_);
+      if (workflow_id == failing_workflow_id_) return Status::unavailable("the test made this read fail");
+    }
+    return inner_.get_current_run(ns, workflow_id);
+  }
+  Result<std::vector<HistoryBatch>> read_history(const ExecutionKey& key, int64_t from, int max) override {
+    count();
+    if (const int64_t delay = history_delay_ms_; delay > 0) {
+      {
+        std::lock_guard lock(mu_);
+        ++slow_reads_;
+      }
+      cv_.notify_all();
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    }
+    return inner_.read_history(key, from, max);
+  }
+  Result<std::vector<TaskRecord>> load_tasks(int64_t after, int limit) override {
+    count();
+    return inner_.load_tasks(after, limit);
+  }
+  Result<std::vector<TimerRecord>> due_timers(TimePoint until, int limit) override {
+    return inner_.due_timers(until, limit);  // the timer loop's own polling is not counted
+  }
+  Result<std::optional<TimePoint>> next_timer_time() override { return inner_.next_timer_time(); }
+  Result<VisibilityPage> list_executions(const VisibilityQuery& query) override {
+    count();
+    return inner_.list_executions(query);
+  }
+  BlobStore& blobs() override { return inner_.blobs(); }
+
+ private:
+  void count() {
+    if (marked_) ++calls_after_mark_;
+  }
+
+  Store& inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool hold_ = false;
+  std::optional<std::pair<Transition, CommitCallback>> held_;
+  std::string failing_workflow_id_;
+  std::atomic<int64_t> history_delay_ms_{0};
+  int slow_reads_ = 0;
+  std::atomic<bool> marked_{false};
+  std::atomic<int> calls_after_mark_{0};
+};
+
+}  // namespace reprise::engine::testing
