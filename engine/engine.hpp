@@ -271,8 +271,9 @@ class Engine {
                       const v1::FailWorkflowTaskRequest* failed);
 
   // Transfer tasks (transfer.cpp).
-  void run_transfer(TaskRecord task);
-  void retry_transfer(TaskRecord task);
+  // `attempt` counts the runs of this task since the engine started.
+  void run_transfer(TaskRecord task, int attempt = 1);
+  void retry_transfer(TaskRecord task, int attempt, const Status& why);
   void drop_task(int64_t task_id);
   // Where a committed or rebuilt task goes: a worker's queue, or the engine.
   void dispatch(TaskRecord task);

@@ -2,7 +2,10 @@
 // child, tell a parent its child closed, apply a parent-close policy). The
 // task row commits with the transition that creates it and is removed by the
 // transition that carries it out, so each survives a crash; a failed attempt
-// (a lost race on a version or a current run) is retried after a pause.
+// (a lost race on a version or a current run, a store error) is retried
+// after a pause that doubles with each attempt; a task that keeps failing
+// is logged loudly. Failures the task can never get past (a child the
+// server refuses to create) are recorded in history instead.
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 
@@ -10,11 +13,19 @@ namespace reprise::engine {
 
 namespace {
 
-constexpr auto kTransferRetryDelay = std::chrono::milliseconds(200);
+constexpr auto kFirstRetryDelay = std::chrono::milliseconds(200);
+constexpr auto kMaxRetryDelay = std::chrono::milliseconds(60'000);
+constexpr int kQuietAttempts = 5;  // retries logged at debug level before warnings start
+
+std::chrono::milliseconds retry_delay(int attempt) {
+  auto delay = kFirstRetryDelay;
+  for (int i = 1; i < attempt && delay < kMaxRetryDelay; ++i) delay *= 2;
+  return std::min(delay, kMaxRetryDelay);
+}
 
 }  // namespace
 
-void Engine::run_transfer(TaskRecord task) {
+void Engine::run_transfer(TaskRecord task, int attempt) {
   internal::TransferTask transfer;
   if (!transfer.ParseFromString(task.payload)) {
     log::error("dropping a transfer task whose payload does not parse",
@@ -23,9 +34,10 @@ void Engine::run_transfer(TaskRecord task) {
   }
   const int64_t task_id = task.task_id;
   auto remove_row = [task_id](Transition& t) { t.remove_tasks.push_back(task_id); };
-  auto retry_on_error = [this, task](Result<MutableState*> r) {
+  auto retry = [this, &task, attempt](const Status& why) { retry_transfer(task, attempt, why); };
+  auto retry_on_error = [this, task, attempt](Result<MutableState*> r) {
     // NOT_FOUND: the execution is gone and transition() dropped the row.
-    if (!r && r.status().code() != StatusCode::kNotFound) retry_transfer(task);
+    if (!r && r.status().code() != StatusCode::kNotFound) retry_transfer(task, attempt, r.status());
   };
   using K = internal::TransferTask;
   switch (transfer.kind()) {
@@ -33,14 +45,14 @@ void Engine::run_transfer(TaskRecord task) {
       v1::History initiated;
       int64_t next = 0;
       if (Status s = fill_history(task.execution, transfer.initiated_event_id(), 1, initiated, next); !s) {
-        return retry_transfer(task);
+        return retry(s);
       }
       if (initiated.events_size() != 1 || !initiated.events(0).has_start_child_workflow_execution_initiated()) {
         return drop_task(task_id);  // the parent's history is gone
       }
       const auto attributes = initiated.events(0).start_child_workflow_execution_initiated();
       Result<CurrentRun> current = store_.get_current_run(task.execution.namespace_id, attributes.workflow_id());
-      if (!current && current.status().code() != StatusCode::kNotFound) return retry_transfer(task);
+      if (!current && current.status().code() != StatusCode::kNotFound) return retry(current.status());
       std::optional<CurrentRun> existing;
       if (current) existing = *current;
       const int64_t initiated_id = transfer.initiated_event_id();
@@ -56,13 +68,12 @@ void Engine::run_transfer(TaskRecord task) {
       Result<ExecutionRecord> record = store_.get_execution(child);
       if (!record) {
         if (record.status().code() == StatusCode::kNotFound) return drop_task(task_id);
-        return retry_transfer(task);
+        return retry(record.status());
       }
       v1::History last;
       int64_t next = 0;
-      if (Status s = fill_history(child, record->next_event_id - 1, 1, last, next); !s || last.events_size() != 1) {
-        return retry_transfer(task);
-      }
+      if (Status s = fill_history(child, record->next_event_id - 1, 1, last, next); !s) return retry(s);
+      if (last.events_size() != 1) return retry(Status::data_loss("the child's close event is missing"));
       return transition(
           task.execution,
           [transfer, close_event = last.events(0)](MutableState& ms) {
@@ -74,7 +85,7 @@ void Engine::run_transfer(TaskRecord task) {
       Result<CurrentRun> current = store_.get_current_run(task.execution.namespace_id, task.execution.workflow_id);
       if (!current) {
         if (current.status().code() == StatusCode::kNotFound) return drop_task(task_id);
-        return retry_transfer(task);
+        return retry(current.status());
       }
       const ExecutionKey child{task.execution.namespace_id, task.execution.workflow_id, current->run_id};
       return transition(
@@ -92,18 +103,27 @@ void Engine::run_transfer(TaskRecord task) {
   }
 }
 
-void Engine::retry_transfer(TaskRecord task) {
+void Engine::retry_transfer(TaskRecord task, int attempt, const Status& why) {
   // The pause and the retry it posts are one operation, so shutdown waits
   // for the retry to run rather than letting it touch a destroyed engine.
   OperationRef in_flight = begin_op();
   if (!in_flight) return;  // the row stays; the next start picks it up
-  log::debug("transfer task retried",
-             {{"task_id", std::to_string(task.task_id)}, {"execution", task.execution.to_string()}});
-  deadlines_.schedule(
-      std::chrono::steady_clock::now() + kTransferRetryDelay, [this, task = std::move(task), in_flight]() mutable {
-        if (closing()) return;
-        executor_.post([this, task = std::move(task), in_flight]() mutable { run_transfer(std::move(task)); });
-      });
+  const auto delay = retry_delay(attempt);
+  const bool quiet = attempt < kQuietAttempts;
+  log::write(quiet ? log::Level::kDebug : log::Level::kWarn,
+             quiet ? "transfer task retried" : "transfer task keeps failing",
+             {{"task_id", std::to_string(task.task_id)},
+              {"execution", task.execution.to_string()},
+              {"attempt", std::to_string(attempt)},
+              {"retry_in_ms", std::to_string(delay.count())},
+              {"error", why.to_string()}});
+  deadlines_.schedule(std::chrono::steady_clock::now() + delay,
+                      [this, task = std::move(task), attempt, in_flight]() mutable {
+                        if (closing()) return;
+                        executor_.post([this, task = std::move(task), attempt, in_flight]() mutable {
+                          run_transfer(std::move(task), attempt + 1);
+                        });
+                      });
 }
 
 void Engine::drop_task(int64_t task_id) {

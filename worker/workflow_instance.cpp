@@ -350,9 +350,17 @@ Status WorkflowInstance::apply_child_outcome(const v1::HistoryEvent& e) {
   failure.set_kind(v1::FAILURE_KIND_CHILD_WORKFLOW);
   if (e.has_start_child_workflow_execution_failed()) {
     initiated = e.start_child_workflow_execution_failed().initiated_event_id();
-    failure.set_message(e.start_child_workflow_execution_failed().cause() == v1::EXTERNAL_FAILURE_CAUSE_ALREADY_EXISTS
-                            ? "could not start: a workflow with its id is already running"
-                            : "could not start");
+    switch (e.start_child_workflow_execution_failed().cause()) {
+      case v1::EXTERNAL_FAILURE_CAUSE_ALREADY_EXISTS:
+        failure.set_message("could not start: a workflow with its id is already running");
+        break;
+      case v1::EXTERNAL_FAILURE_CAUSE_REFUSED:
+        failure.set_message("could not start: the server refused its attributes");
+        break;
+      default:
+        failure.set_message("could not start");
+        break;
+    }
   } else if (e.has_child_workflow_execution_completed()) {
     initiated = e.child_workflow_execution_completed().initiated_event_id();
   } else if (e.has_child_workflow_execution_failed()) {

@@ -34,10 +34,8 @@ Status MutableState::initiate_child(const v1::StartChildWorkflowExecutionCommand
   if (a.workflow_id().size() > config_.max_id_length) {
     return Status::invalid_argument(where + ": workflow_id is longer than " + std::to_string(config_.max_id_length));
   }
-  if (a.workflow_type().name().empty()) return Status::invalid_argument(where + ": workflow_type.name is required");
-  for (const auto* d : {&a.workflow_execution_timeout(), &a.workflow_run_timeout(), &a.workflow_task_timeout()}) {
-    if (to_nanos(*d).count() < 0) return Status::invalid_argument(where + ": timeouts must not be negative");
-  }
+  REPRISE_RETURN_IF_ERROR(check_new_run(a.workflow_type(), a.task_queue().name(), a.workflow_execution_timeout(),
+                                        a.workflow_run_timeout(), a.workflow_task_timeout(), where));
   for (const auto& [id, child] : state_.children()) {
     if (child.workflow_id() == a.workflow_id()) {
       return Status::invalid_argument(where + ": workflow id '" + a.workflow_id() +
@@ -86,18 +84,23 @@ Result<Applied> MutableState::start_child(int64_t initiated_event_id,
   if (it == state_.mutable_children()->end() || !it->second.run_id().empty()) return stale();
   internal::ChildInfo& child = it->second;
 
-  if (existing && (existing->status == v1::WORKFLOW_EXECUTION_STATUS_RUNNING ||
-                   !workflow_id_reusable(a.workflow_id_reuse_policy(), existing->status))) {
+  // The parent's command resolves as failed: the child cannot start, now or
+  // on any retry.
+  auto fail_start = [&](v1::ExternalFailureCause cause) {
     v1::HistoryEvent e;
     auto* f = e.mutable_start_child_workflow_execution_failed();
     f->set_workflow_id(a.workflow_id());
     *f->mutable_workflow_type() = a.workflow_type();
-    f->set_cause(v1::EXTERNAL_FAILURE_CAUSE_ALREADY_EXISTS);
+    f->set_cause(cause);
     f->set_initiated_event_id(initiated_event_id);
     f->set_workflow_task_completed_event_id(a.workflow_task_completed_event_id());
     state_.mutable_children()->erase(it);
     deliver(std::move(e));
     return Applied::kYes;
+  };
+  if (existing && (existing->status == v1::WORKFLOW_EXECUTION_STATUS_RUNNING ||
+                   !workflow_id_reusable(a.workflow_id_reuse_policy(), existing->status))) {
+    return fail_start(v1::EXTERNAL_FAILURE_CAUSE_ALREADY_EXISTS);
   }
 
   v1::StartWorkflowRequest request;
@@ -117,7 +120,12 @@ Result<Applied> MutableState::start_child(int64_t initiated_event_id,
   auto started =
       std::make_unique<MutableState>(ExecutionKey{key_.namespace_id, a.workflow_id(), child_run_id}, now_, config_);
   started->expect_claim_checks();  // the input may be a reference from the parent's history
-  REPRISE_RETURN_IF_ERROR(started->start(request, lineage).with_context("starting child workflow"));
+  if (Status s = started->start(request, lineage); !s) {
+    // Attributes recorded before the command was checked as it is now (or
+    // under other limits): a permanent refusal, not a retry every 200 ms.
+    if (s.code() != StatusCode::kInvalidArgument) return s.with_context("starting child workflow");
+    return fail_start(v1::EXTERNAL_FAILURE_CAUSE_REFUSED);
+  }
   started_child_ = std::move(started);
   started_child_replaces_ = existing ? existing->run_id : "";
 

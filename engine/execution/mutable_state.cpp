@@ -126,19 +126,27 @@ void MutableState::flush_buffered_events(bool wake) {
 
 // --- start ---
 
+Status MutableState::check_new_run(const v1::WorkflowType& type, const std::string& task_queue,
+                                   const google::protobuf::Duration& execution_timeout,
+                                   const google::protobuf::Duration& run_timeout,
+                                   const google::protobuf::Duration& task_timeout, const std::string& where) const {
+  const std::string prefix = where.empty() ? "" : where + ": ";
+  const std::string limit = " is longer than " + std::to_string(config_.max_id_length) + " bytes";
+  if (type.name().empty()) return Status::invalid_argument(prefix + "workflow_type.name is required");
+  if (type.name().size() > config_.max_id_length)
+    return Status::invalid_argument(prefix + "workflow_type.name" + limit);
+  if (task_queue.size() > config_.max_id_length) return Status::invalid_argument(prefix + "task_queue.name" + limit);
+  for (const auto* d : {&execution_timeout, &run_timeout, &task_timeout}) {
+    if (negative(*d)) return Status::invalid_argument(prefix + "workflow timeouts must not be negative");
+  }
+  return Status::ok();
+}
+
 Status MutableState::start(const v1::StartWorkflowRequest& r, const RunLineage& lineage) {
   if (version_ != 0) return Status::failed_precondition("execution " + key_.to_string() + " has already started");
-  if (r.workflow_type().name().empty()) return Status::invalid_argument("workflow_type.name is required");
   if (r.task_queue().name().empty()) return Status::invalid_argument("task_queue.name is required");
-  if (r.workflow_type().name().size() > config_.max_id_length) {
-    return Status::invalid_argument("workflow_type.name is longer than " + std::to_string(config_.max_id_length));
-  }
-  if (r.task_queue().name().size() > config_.max_id_length) {
-    return Status::invalid_argument("task_queue.name is longer than " + std::to_string(config_.max_id_length));
-  }
-  for (const auto* d : {&r.workflow_execution_timeout(), &r.workflow_run_timeout(), &r.workflow_task_timeout()}) {
-    if (negative(*d)) return Status::invalid_argument("workflow timeouts must not be negative");
-  }
+  REPRISE_RETURN_IF_ERROR(check_new_run(r.workflow_type(), r.task_queue().name(), r.workflow_execution_timeout(),
+                                        r.workflow_run_timeout(), r.workflow_task_timeout(), ""));
   state_.mutable_workflow_type()->CopyFrom(r.workflow_type());
   state_.mutable_task_queue()->set_name(r.task_queue().name());
   state_.mutable_task_queue()->set_kind(v1::TASK_QUEUE_KIND_NORMAL);

@@ -186,6 +186,13 @@ class MutableState {
   void add_workflow_task_row(bool sticky);
   void set_sticky(const v1::StickyExecutionAttributes& attributes);
   Status reject_closing_completion(const std::string& identity);
+  // What start() requires of a new run's type, queue and timeouts, checked
+  // where a command asks for one (child, continue-as-new) so a bad command
+  // fails its workflow task instead of a transfer that can never succeed.
+  Status check_new_run(const v1::WorkflowType& type, const std::string& task_queue,
+                       const google::protobuf::Duration& execution_timeout,
+                       const google::protobuf::Duration& run_timeout, const google::protobuf::Duration& task_timeout,
+                       const std::string& where) const;
   Status initiate_child(const v1::StartChildWorkflowExecutionCommandAttributes& a, int64_t completed_event_id,
                         const std::string& where);
   void add_transfer(const ExecutionKey& target, const internal::TransferTask& task);

@@ -33,11 +33,12 @@ class GatedStore : public Store {
     }
     if (held) inner_.commit_async(std::move(held->first), std::move(held->second));
   }
-  // get_current_run of this workflow id answers UNAVAILABLE.
+  // get_current_run of this workflow id answers UNAVAILABLE ("" for none).
   void fail_current_run_of(std::string workflow_id) {
     std::lock_guard lock(mu_);
     failing_workflow_id_ = std::move(workflow_id);
   }
+  int failed_reads() const { return failed_reads_; }
   // History reads take this long from now on; waits for the next one to start.
   void slow_history_reads(std::chrono::milliseconds delay) { history_delay_ms_ = delay.count(); }
   bool wait_for_slow_read(std::chrono::milliseconds timeout) {
@@ -69,7 +70,10 @@ class GatedStore : public Store {
     count();
     {
       std::lock_guard lock(mu_);
-      if (workflow_id == failing_workflow_id_) return Status::unavailable("the test made this read fail");
+      if (!failing_workflow_id_.empty() && workflow_id == failing_workflow_id_) {
+        ++failed_reads_;
+        return Status::unavailable("the test made this read fail");
+      }
     }
     return inner_.get_current_run(ns, workflow_id);
   }
@@ -97,6 +101,10 @@ class GatedStore : public Store {
     count();
     return inner_.list_executions(query);
   }
+  Result<std::vector<ClosedRun>> closed_runs(TimePoint before, const std::optional<ClosedRun>& after,
+                                             int limit) override {
+    return inner_.closed_runs(before, after, limit);  // the retention sweeper's polling is not counted
+  }
   BlobStore& blobs() override { return inner_.blobs(); }
 
  private:
@@ -114,6 +122,7 @@ class GatedStore : public Store {
   int slow_reads_ = 0;
   std::atomic<bool> marked_{false};
   std::atomic<int> calls_after_mark_{0};
+  std::atomic<int> failed_reads_{0};
 };
 
 }  // namespace reprise::engine::testing

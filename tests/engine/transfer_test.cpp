@@ -1,0 +1,71 @@
+// Transfer tasks that cannot succeed: a child the server refuses to create
+// resolves the parent's command as failed; one that fails for a passing
+// reason is retried ever less often, not every 200 ms forever.
+#include "engine_fixture.hpp"
+#include "gated_store.hpp"
+
+namespace reprise::engine {
+namespace {
+
+using testing::GatedStore;
+
+class TransferTest : public EngineTest {
+ public:
+  void SetUp() override {
+    EngineTest::SetUp();
+    gate_ = std::make_unique<GatedStore>(*store_);
+    engine_store_ = gate_.get();
+    restart();
+  }
+  void TearDown() override {
+    engine_.reset();
+    gate_.reset();
+  }
+
+  static v1::Command start_child(const std::string& id, const std::string& type) {
+    v1::Command c;
+    c.set_command_type(v1::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
+    c.mutable_start_child_workflow_execution()->set_workflow_id(id);
+    c.mutable_start_child_workflow_execution()->mutable_workflow_type()->set_name(type);
+    return c;
+  }
+
+  std::unique_ptr<GatedStore> gate_;
+};
+
+TEST_F(TransferTest, AChildCommandTheServerCouldNotStartFailsItsWorkflowTask) {
+  restart([](EngineOptions& o) { o.config.max_id_length = 64; });
+  ASSERT_TRUE(start("parent").is_ok());
+  Status s = complete(poll_workflow().task_token(), {start_child("kid", std::string(100, 't'))});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "command 0 (START_CHILD_WORKFLOW_EXECUTION): workflow_type.name is longer than 64 bytes");
+}
+
+TEST_F(TransferTest, AChildTheServerRefusesAtStartResolvesTheParentsCommandAsFailed) {
+  // Recorded under a larger limit; the limit shrinks before the child starts.
+  gate_->fail_current_run_of("kid");
+  ASSERT_TRUE(start("parent").is_ok());
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {start_child("kid", std::string(100, 't'))}).is_ok());
+  restart([](EngineOptions& o) { o.config.max_id_length = 64; });
+  gate_->fail_current_run_of("");
+  auto task = poll_workflow();
+  ASSERT_FALSE(task.task_token().empty()) << "the parent was never told";
+  const auto& last = *(task.history().events().rbegin() + 2);
+  ASSERT_TRUE(last.has_start_child_workflow_execution_failed()) << last.DebugString();
+  EXPECT_EQ(last.start_child_workflow_execution_failed().cause(), v1::EXTERNAL_FAILURE_CAUSE_REFUSED);
+}
+
+TEST_F(TransferTest, ATransferThatKeepsFailingIsRetriedLessAndLessOften) {
+  gate_->fail_current_run_of("kid");
+  ASSERT_TRUE(start("parent").is_ok());
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {start_child("kid", "hello")}).is_ok());
+  std::this_thread::sleep_for(3s);
+  // 200 ms doubling: tries at 0, 0.2, 0.6, 1.4 and 3.0 s; a fixed 200 ms
+  // pause would have tried about 15 times.
+  EXPECT_LE(gate_->failed_reads(), 6);
+  EXPECT_GE(gate_->failed_reads(), 3);
+  gate_->fail_current_run_of("");
+}
+
+}  // namespace
+}  // namespace reprise::engine
