@@ -275,6 +275,8 @@ class Engine {
   void run_transfer(TaskRecord task, int attempt = 1);
   void retry_transfer(TaskRecord task, int attempt, const Status& why);
   void drop_task(int64_t task_id);
+  // A signal or cancel request a workflow sent (external_delivery.cpp).
+  void deliver_external(TaskRecord task, const internal::TransferTask& transfer, int attempt);
   // Where a committed or rebuilt task goes: a worker's queue, or the engine.
   void dispatch(TaskRecord task);
 

@@ -95,6 +95,9 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
           },
           remove_row, retry_on_error);
     }
+    case K::KIND_SIGNAL_EXTERNAL:
+    case K::KIND_CANCEL_EXTERNAL:
+      return deliver_external(std::move(task), transfer, attempt);
     default:
       log::error("dropping a transfer task of unknown kind", {{"task_id", std::to_string(task_id)},
                                                               {"execution", task.execution.to_string()},

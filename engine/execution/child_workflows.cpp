@@ -35,7 +35,7 @@ Status MutableState::initiate_child(const v1::StartChildWorkflowExecutionCommand
     return Status::invalid_argument(where + ": workflow_id is longer than " + std::to_string(config_.max_id_length));
   }
   REPRISE_RETURN_IF_ERROR(check_new_run(a.workflow_type(), a.task_queue().name(), a.workflow_execution_timeout(),
-                                        a.workflow_run_timeout(), a.workflow_task_timeout(), where));
+                                        a.workflow_run_timeout(), a.workflow_task_timeout(), a.retry_policy(), where));
   for (const auto& [id, child] : state_.children()) {
     if (child.workflow_id() == a.workflow_id()) {
       return Status::invalid_argument(where + ": workflow id '" + a.workflow_id() +

@@ -129,7 +129,8 @@ void MutableState::flush_buffered_events(bool wake) {
 Status MutableState::check_new_run(const v1::WorkflowType& type, const std::string& task_queue,
                                    const google::protobuf::Duration& execution_timeout,
                                    const google::protobuf::Duration& run_timeout,
-                                   const google::protobuf::Duration& task_timeout, const std::string& where) const {
+                                   const google::protobuf::Duration& task_timeout, const v1::RetryPolicy& retry_policy,
+                                   const std::string& where) const {
   const std::string prefix = where.empty() ? "" : where + ": ";
   const std::string limit = " is longer than " + std::to_string(config_.max_id_length) + " bytes";
   if (type.name().empty()) return Status::invalid_argument(prefix + "workflow_type.name is required");
@@ -139,6 +140,12 @@ Status MutableState::check_new_run(const v1::WorkflowType& type, const std::stri
   for (const auto* d : {&execution_timeout, &run_timeout, &task_timeout}) {
     if (negative(*d)) return Status::invalid_argument(prefix + "workflow timeouts must not be negative");
   }
+  // Accepted and ignored, a policy would promise retries that never happen.
+  if (retry_policy.ByteSizeLong() > 0) {
+    return Status::invalid_argument(prefix +
+                                    "retry_policy is not supported for workflows yet (a failed run is not "
+                                    "retried); leave it unset. Activities take their own retry_policy");
+  }
   return Status::ok();
 }
 
@@ -146,7 +153,7 @@ Status MutableState::start(const v1::StartWorkflowRequest& r, const RunLineage& 
   if (version_ != 0) return Status::failed_precondition("execution " + key_.to_string() + " has already started");
   if (r.task_queue().name().empty()) return Status::invalid_argument("task_queue.name is required");
   REPRISE_RETURN_IF_ERROR(check_new_run(r.workflow_type(), r.task_queue().name(), r.workflow_execution_timeout(),
-                                        r.workflow_run_timeout(), r.workflow_task_timeout(), ""));
+                                        r.workflow_run_timeout(), r.workflow_task_timeout(), r.retry_policy(), ""));
   state_.mutable_workflow_type()->CopyFrom(r.workflow_type());
   state_.mutable_task_queue()->set_name(r.task_queue().name());
   state_.mutable_task_queue()->set_kind(v1::TASK_QUEUE_KIND_NORMAL);
@@ -257,6 +264,10 @@ Status MutableState::apply_command(const v1::Command& c, int64_t completed_event
       return initiate_child(c.start_child_workflow_execution(), completed_event_id, where);
     case C::kContinueAsNewWorkflowExecution:
       return continue_as_new(c.continue_as_new_workflow_execution(), completed_event_id, where);
+    case C::kSignalExternalWorkflowExecution:
+      return initiate_signal_external(c.signal_external_workflow_execution(), completed_event_id, where);
+    case C::kRequestCancelExternalWorkflowExecution:
+      return initiate_cancel_external(c.request_cancel_external_workflow_execution(), completed_event_id, where);
     case C::kRecordMarker: {
       const auto& m = c.record_marker();
       if (m.marker_name().empty()) return Status::invalid_argument(where + ": marker_name is required");
@@ -367,6 +378,7 @@ void MutableState::close(v1::WorkflowExecutionStatus status) {
   state_.clear_workflow_task();
   state_.clear_activities();
   state_.clear_timers();
+  state_.clear_external_requests();  // their transfer tasks find nothing pending and drop themselves
   notify_close(status);
   became_closed_ = true;
 }
@@ -395,7 +407,24 @@ Status MutableState::signal(const std::string& name, const v1::Payloads& input, 
   *a->mutable_input() = input;
   a->set_identity(identity);
   a->set_request_id(request_id);
+  REPRISE_RETURN_IF_ERROR(check_buffer_room(e));
   deliver(std::move(e));
+  return Status::ok();
+}
+
+Status MutableState::check_buffer_room(const v1::HistoryEvent& event) const {
+  if (!state_.has_workflow_task() || state_.workflow_task().started_event_id() == 0) return Status::ok();
+  history::HistorySize buffered;
+  for (const v1::HistoryEvent& e : state_.buffered_events()) buffered.add(e);
+  buffered.add(event);
+  if (buffered.events > config_.max_buffered_events || buffered.bytes > config_.max_buffered_bytes) {
+    return Status::resource_exhausted(
+        "workflow execution " + key_.to_string() + " has " + std::to_string(buffered.events - 1) + " events (" +
+        std::to_string(buffered.bytes - history::event_bytes(event)) +
+        " bytes) waiting for its running workflow task to finish, the most it may hold (" +
+        std::to_string(config_.max_buffered_events) + " events, " + std::to_string(config_.max_buffered_bytes) +
+        " bytes); retry once the task completes");
+  }
   return Status::ok();
 }
 
@@ -543,6 +572,7 @@ Applied MutableState::stale() {
 void MutableState::enforce_history_limits() {
   history::HistorySize size{state_.history_events(), state_.history_bytes()};
   size.add(builder_.events());
+  for (const v1::HistoryEvent& e : state_.buffered_events()) size.add(e);  // history once the task completes
   if (closed() || history::check_limits(size, config_.history_limits) != history::LimitLevel::kFail) return;
   v1::HistoryEvent e;
   auto* a = e.mutable_workflow_execution_terminated();

@@ -50,7 +50,12 @@ struct EngineConfig {
   std::chrono::nanoseconds sticky_schedule_to_start = std::chrono::seconds(5);
   int max_pending_activities = 2000;
   int max_pending_children = 2000;
+  int max_pending_external_requests = 2000;  // signals and cancels to other workflows
   size_t max_id_length = 1000;
+  // Events that wait for a running workflow task to finish; beyond either
+  // limit a signal is refused (RESOURCE_EXHAUSTED) until the task completes.
+  int max_buffered_events = 1000;
+  int64_t max_buffered_bytes = 2ll << 20;
 };
 
 // Where a run comes from, beyond its start request: the run it continues
@@ -125,6 +130,19 @@ class MutableState {
   // The child closed with `close_event` (its last event).
   Result<Applied> record_child_closed(int64_t initiated_event_id, const v1::WorkflowExecution& child,
                                       const v1::HistoryEvent& close_event);
+  // Signals and cancel requests to other workflows (external_requests.cpp).
+  // The identity and request id a target records for the request initiated
+  // by `initiated_event_id`: the same on every delivery attempt, so a retried
+  // delivery signals once.
+  std::string external_request_id(int64_t initiated_event_id) const;
+  // The request was delivered (`failure` UNSPECIFIED), or failed: its
+  // target does not exist or is closed (NOT_FOUND) or is not this run's
+  // child when only a child was asked for (NOT_CHILD). Records the outcome.
+  Result<Applied> record_external_outcome(int64_t initiated_event_id, v1::ExternalFailureCause failure);
+  // Whether the request is still waiting for its outcome (the sender is
+  // open and has not recorded one).
+  bool external_request_pending(int64_t initiated_event_id) const;
+
   // This run's parent closed; `policy` says what happens to this run.
   Result<Applied> apply_parent_close_policy(const v1::WorkflowExecution& parent, v1::ParentClosePolicy policy);
 
@@ -175,6 +193,9 @@ class MutableState {
   // workflow task is running and the workflow must see it next time.
   v1::HistoryEvent& append(v1::HistoryEvent event);
   v1::HistoryEvent& deliver(v1::HistoryEvent event);
+  // A signal arriving while a workflow task runs waits in the buffer; the
+  // buffer is bounded (EngineConfig::max_buffered_*).
+  Status check_buffer_room(const v1::HistoryEvent& event) const;
   // Writes the buffered events; with `wake`, a workflow task follows.
   void flush_buffered_events(bool wake = true);
   // A transient workflow task stops being one: its events are written.
@@ -186,18 +207,24 @@ class MutableState {
   void add_workflow_task_row(bool sticky);
   void set_sticky(const v1::StickyExecutionAttributes& attributes);
   Status reject_closing_completion(const std::string& identity);
-  // What start() requires of a new run's type, queue and timeouts, checked
-  // where a command asks for one (child, continue-as-new) so a bad command
-  // fails its workflow task instead of a transfer that can never succeed.
+  // What start() requires of a new run's type, queue, timeouts and retry
+  // policy, checked where a command asks for one (child, continue-as-new)
+  // so a bad command fails its workflow task instead of a transfer that can
+  // never succeed.
   Status check_new_run(const v1::WorkflowType& type, const std::string& task_queue,
                        const google::protobuf::Duration& execution_timeout,
                        const google::protobuf::Duration& run_timeout, const google::protobuf::Duration& task_timeout,
-                       const std::string& where) const;
+                       const v1::RetryPolicy& retry_policy, const std::string& where) const;
   Status initiate_child(const v1::StartChildWorkflowExecutionCommandAttributes& a, int64_t completed_event_id,
                         const std::string& where);
   void add_transfer(const ExecutionKey& target, const internal::TransferTask& task);
   // Closing: tell the parent, apply the parent-close policy to children.
   void notify_close(v1::WorkflowExecutionStatus status);
+  Status initiate_signal_external(const v1::SignalExternalWorkflowExecutionCommandAttributes& a,
+                                  int64_t completed_event_id, const std::string& where);
+  Status initiate_cancel_external(const v1::RequestCancelExternalWorkflowExecutionCommandAttributes& a,
+                                  int64_t completed_event_id, const std::string& where);
+  Status check_external_target(const v1::WorkflowExecution& target, const std::string& where) const;
   Status continue_as_new(const v1::ContinueAsNewWorkflowExecutionCommandAttributes& a, int64_t completed_event_id,
                          const std::string& where);
   Status apply_command(const v1::Command& command, int64_t completed_event_id, size_t index);

@@ -81,6 +81,8 @@ Flags parse(int argc, char** argv) {
           "  --poll-timeout-ms N        how long an empty task poll waits\n"
           "  --history-warn-events N  --history-fail-events N  --history-warn-bytes N  --history-fail-bytes N\n"
           "  --max-pending-activities N  --max-pending-children N  --max-id-length N\n"
+          "  --max-buffered-events N  --max-buffered-bytes N  signals held while a workflow task runs\n"
+          "                             (default 1000 events, 2 MiB); beyond them a signal gets RESOURCE_EXHAUSTED\n"
           "  --claim-check-threshold-bytes N  --blob-limit-bytes N\n"
           "  --log-level debug|info|warn|error|off\n"
           "A file that is not SQLite, another program's database or a newer schema is always refused.\n");
@@ -117,6 +119,10 @@ Flags parse(int argc, char** argv) {
       f.engine.config.max_pending_children = static_cast<int>(parse_int(flag, value));
     else if (flag == "--max-id-length")
       f.engine.config.max_id_length = static_cast<size_t>(parse_int(flag, value));
+    else if (flag == "--max-buffered-events")
+      f.engine.config.max_buffered_events = static_cast<int>(parse_int(flag, value));
+    else if (flag == "--max-buffered-bytes")
+      f.engine.config.max_buffered_bytes = parse_int(flag, value);
     else if (flag == "--claim-check-threshold-bytes")
       f.engine.claim_check.threshold = static_cast<size_t>(parse_int(flag, value));
     else if (flag == "--blob-limit-bytes")

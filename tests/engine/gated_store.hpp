@@ -21,6 +21,20 @@ class GatedStore : public Store {
     std::lock_guard lock(mu_);
     hold_ = true;
   }
+  // Holds the next commit that writes an execution of this workflow id.
+  void hold_next_commit_of(std::string workflow_id) {
+    std::lock_guard lock(mu_);
+    hold_workflow_id_ = std::move(workflow_id);
+  }
+  // The held commit is lost, as in a crash before it reached the disk.
+  void lose_held_commit() {
+    std::optional<std::pair<Transition, CommitCallback>> held;
+    {
+      std::lock_guard lock(mu_);
+      held.swap(held_);
+    }
+    if (held) held->second(Status::unavailable("the test lost this commit"));
+  }
   void wait_until_held() {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return held_.has_value(); });
@@ -53,8 +67,11 @@ class GatedStore : public Store {
     count();
     {
       std::lock_guard lock(mu_);
-      if (hold_) {
+      bool names_held_id = false;
+      for (const auto& w : transition.executions) names_held_id |= w.key.workflow_id == hold_workflow_id_;
+      if (hold_ || (!hold_workflow_id_.empty() && names_held_id)) {
         hold_ = false;
+        hold_workflow_id_.clear();
         held_.emplace(std::move(transition), std::move(done));
         cv_.notify_all();
         return;
@@ -116,6 +133,7 @@ class GatedStore : public Store {
   std::mutex mu_;
   std::condition_variable cv_;
   bool hold_ = false;
+  std::string hold_workflow_id_;
   std::optional<std::pair<Transition, CommitCallback>> held_;
   std::string failing_workflow_id_;
   std::atomic<int64_t> history_delay_ms_{0};

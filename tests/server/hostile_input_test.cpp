@@ -250,5 +250,31 @@ TEST(HostileInput, TimersThatFailForeverDoNotStopTheOthersAndADamagedWorkflowCan
   ASSERT_TRUE(alive(server.stub()));
 }
 
+// A workflow retry policy is not applied yet: accepting one would promise
+// retries that never happen, so every way of asking for one is refused.
+TEST(HostileInput, AWorkflowRetryPolicyIsRefusedWhereverItIsAsked) {
+  TempDir dir;
+  Server server(dir.file("retry.db"));
+  auto start = start_request("retried");
+  start.mutable_retry_policy()->set_maximum_attempts(3);
+  v1::StartWorkflowResponse started;
+  grpc::Status s = call(server.stub(), &Stub::StartWorkflow, start, &started);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("retry_policy is not supported for workflows yet"), std::string::npos)
+      << s.error_message();
+
+  ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request("parent"), &started).ok());
+  auto task = poll_workflow(server.stub());
+  v1::Command child;
+  child.set_command_type(v1::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
+  child.mutable_start_child_workflow_execution()->set_workflow_id("kid");
+  child.mutable_start_child_workflow_execution()->mutable_workflow_type()->set_name("hello");
+  child.mutable_start_child_workflow_execution()->mutable_retry_policy()->set_maximum_attempts(3);
+  s = complete(server.stub(), task.task_token(), {child});
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("START_CHILD_WORKFLOW_EXECUTION): retry_policy"), std::string::npos)
+      << s.error_message();
+}
+
 }  // namespace
 }  // namespace reprise

@@ -12,27 +12,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-v1::PollWorkflowTaskResponse next_workflow_task(Stub& stub) {
-  for (int i = 0; i < 20; ++i) {
-    auto task = poll_workflow(stub);
-    if (!task.task_token().empty()) return task;
-  }
-  ADD_FAILURE() << "no workflow task came";
-  return {};
-}
-
-v1::PollActivityTaskResponse next_activity_task(Stub& stub) {
-  for (int i = 0; i < 20; ++i) {
-    v1::PollActivityTaskRequest r;
-    r.mutable_task_queue()->set_name("q");
-    v1::PollActivityTaskResponse out;
-    EXPECT_TRUE(call(stub, &Stub::PollActivityTask, r, &out).ok());
-    if (!out.task_token().empty()) return out;
-  }
-  ADD_FAILURE() << "no activity task came";
-  return {};
-}
-
 grpc::Status answer(Stub& stub, const std::string& token, const std::string& query_key, const std::string& value) {
   v1::CompleteWorkflowTaskRequest r;
   r.set_task_token(token);
@@ -89,28 +68,6 @@ TEST(Races, AQueryTokenFromBeforeARestartAnswersNothing) {
   auto [status, value] = asked.get();
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(value, "state of wf-b");
-}
-
-v1::GetHistoryResponse history_of(Stub& stub, const std::string& workflow_id) {
-  v1::GetHistoryRequest h;
-  h.mutable_workflow_execution()->set_workflow_id(workflow_id);
-  v1::GetHistoryResponse out;
-  EXPECT_TRUE(call(stub, &Stub::GetHistory, h, &out).ok());
-  return out;
-}
-
-int count_events(const v1::GetHistoryResponse& history, v1::EventType type) {
-  int n = 0;
-  for (const auto& e : history.history().events()) n += e.event_type() == type ? 1 : 0;
-  return n;
-}
-
-grpc::Status poke(Stub& stub, const std::string& workflow_id) {
-  v1::SignalWorkflowRequest r;
-  r.mutable_workflow_execution()->set_workflow_id(workflow_id);
-  r.set_signal_name("poke");
-  v1::SignalWorkflowResponse ignored;
-  return call(stub, &Stub::SignalWorkflow, r, &ignored);
 }
 
 v1::Command cancel_activity(int64_t scheduled_event_id) {
@@ -213,6 +170,34 @@ TEST(Races, ACancelThatCrossesTheEventItCancelsIsAccepted) {
   for (const auto& e : history.history().events()) counted.push_back(v1::EventType_Name(e.event_type()));
   EXPECT_EQ(history.history().events().rbegin()->event_type(), v1::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED)
       << ::testing::PrintToString(counted);
+}
+
+// Signals that arrive while a workflow task runs wait for it; the wait is
+// bounded, and a signal beyond it is refused (retryable), not stored.
+TEST(Races, SignalsBufferedDuringATaskAreBounded) {
+  TempDir dir;
+  Server server(dir.file("buffered.db"), {"--max-buffered-events", "10", "--max-buffered-bytes", "4096"});
+  v1::StartWorkflowResponse started;
+  ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request("busy"), &started).ok());
+  auto task = next_workflow_task(server.stub());  // running: signals now wait for it
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(poke(server.stub(), "busy").ok()) << i;
+  grpc::Status refused = poke(server.stub(), "busy");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(refused.error_message().find("(10 events, 4096 bytes)"), std::string::npos) << refused.error_message();
+  ASSERT_TRUE(complete(server.stub(), task.task_token(), {}).ok());
+  EXPECT_EQ(count_events(history_of(server.stub(), "busy"), v1::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED), 10);
+
+  task = next_workflow_task(server.stub());
+  v1::SignalWorkflowRequest big;
+  big.mutable_workflow_execution()->set_workflow_id("busy");
+  big.set_signal_name("big");
+  big.mutable_input()->add_payloads()->set_data(std::string(5000, 'x'));
+  v1::SignalWorkflowResponse ignored;
+  EXPECT_EQ(call(server.stub(), &Stub::SignalWorkflow, big, &ignored).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << "over the byte limit";
+  ASSERT_TRUE(complete(server.stub(), task.task_token(), {}).ok());
+  EXPECT_TRUE(poke(server.stub(), "busy").ok()) << "with no task running, signals are written at once";
 }
 
 }  // namespace

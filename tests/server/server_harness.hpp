@@ -109,4 +109,49 @@ inline grpc::Status complete(Stub& stub, const std::string& token, std::vector<v
   return call(stub, &Stub::CompleteWorkflowTask, r, &out);
 }
 
+// Polls until a task comes (each poll waits up to the server's 500 ms).
+inline v1::PollWorkflowTaskResponse next_workflow_task(Stub& stub) {
+  for (int i = 0; i < 20; ++i) {
+    auto task = poll_workflow(stub);
+    if (!task.task_token().empty()) return task;
+  }
+  ADD_FAILURE() << "no workflow task came";
+  return {};
+}
+
+inline v1::PollActivityTaskResponse next_activity_task(Stub& stub) {
+  for (int i = 0; i < 20; ++i) {
+    v1::PollActivityTaskRequest r;
+    r.mutable_task_queue()->set_name("q");
+    v1::PollActivityTaskResponse out;
+    EXPECT_TRUE(call(stub, &Stub::PollActivityTask, r, &out).ok());
+    if (!out.task_token().empty()) return out;
+  }
+  ADD_FAILURE() << "no activity task came";
+  return {};
+}
+
+inline v1::GetHistoryResponse history_of(Stub& stub, const std::string& workflow_id) {
+  v1::GetHistoryRequest h;
+  h.mutable_workflow_execution()->set_workflow_id(workflow_id);
+  v1::GetHistoryResponse out;
+  EXPECT_TRUE(call(stub, &Stub::GetHistory, h, &out).ok());
+  return out;
+}
+
+inline int count_events(const v1::GetHistoryResponse& history, v1::EventType type) {
+  int n = 0;
+  for (const auto& e : history.history().events()) n += e.event_type() == type ? 1 : 0;
+  return n;
+}
+
+// A signal named "poke": something for the workflow to wake up to.
+inline grpc::Status poke(Stub& stub, const std::string& workflow_id) {
+  v1::SignalWorkflowRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+  r.set_signal_name("poke");
+  v1::SignalWorkflowResponse ignored;
+  return call(stub, &Stub::SignalWorkflow, r, &ignored);
+}
+
 }  // namespace reprise

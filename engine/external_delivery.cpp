@@ -1,0 +1,83 @@
+// Delivery of a signal or cancel request that a workflow sent to another
+// (engine/execution/external_requests.cpp has the sender's side): first the
+// target's transition, under a request id fixed by the sender's run and
+// initiated event so a retried delivery counts once; then the sender's, which
+// records the outcome and removes the transfer task.
+#include "engine/engine.hpp"
+#include "engine/log.hpp"
+#include "history/stored_proto.hpp"
+
+namespace reprise::engine {
+
+void Engine::deliver_external(TaskRecord task, const internal::TransferTask& transfer, int attempt) {
+  const int64_t initiated = transfer.initiated_event_id();
+  auto retry = [this, task, attempt](const Status& why) { retry_transfer(task, attempt, why); };
+  // The sender: still waiting for this request's outcome?
+  Result<ExecutionRecord> record = store_.get_execution(task.execution);
+  if (!record)
+    return record.status().code() == StatusCode::kNotFound ? drop_task(task.task_id) : retry(record.status());
+  Result<MutableState> sender = MutableState::load(*record, clock_.now(), options_.config);
+  if (!sender) return retry(sender.status());
+  if (!sender->external_request_pending(initiated)) return drop_task(task.task_id);
+  const std::string request_id = sender->external_request_id(initiated);
+
+  v1::History initiated_event;
+  int64_t next = 0;
+  if (Status s = fill_history(task.execution, initiated, 1, initiated_event, next); !s) return retry(s);
+  if (initiated_event.events_size() != 1) return drop_task(task.task_id);  // the sender's history is gone
+  const v1::HistoryEvent& e = initiated_event.events(0);
+  const bool cancel = transfer.kind() == internal::TransferTask::KIND_CANCEL_EXTERNAL;
+  if (cancel != e.has_request_cancel_external_workflow_execution_initiated() ||
+      (!cancel && !e.has_signal_external_workflow_execution_initiated())) {
+    log::error("dropping an external request whose initiated event is of another kind",
+               {{"task_id", std::to_string(task.task_id)}, {"execution", task.execution.to_string()}});
+    return drop_task(task.task_id);
+  }
+  const v1::WorkflowExecution target =
+      cancel ? e.request_cancel_external_workflow_execution_initiated().workflow_execution()
+             : e.signal_external_workflow_execution_initiated().workflow_execution();
+  const bool child_only = cancel ? e.request_cancel_external_workflow_execution_initiated().child_workflow_only()
+                                 : e.signal_external_workflow_execution_initiated().child_workflow_only();
+
+  // Why the target could not take the request, if it could not.
+  auto refused = std::make_shared<v1::ExternalFailureCause>(v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED);
+  auto deliver = [e, cancel, child_only, refused, request_id, sender_key = task.execution](MutableState& ms) {
+    *refused = v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED;
+    if (ms.closed()) {
+      *refused = v1::EXTERNAL_FAILURE_CAUSE_NOT_FOUND;
+      return Status::failed_precondition("the target is closed");  // followed across continue-as-new
+    }
+    const auto& parent = ms.state().parent_execution();
+    if (child_only && (parent.workflow_id() != sender_key.workflow_id || parent.run_id() != sender_key.run_id)) {
+      *refused = v1::EXTERNAL_FAILURE_CAUSE_NOT_CHILD;
+      return Status::failed_precondition("the target is not the sender's child");
+    }
+    if (cancel) {
+      return ms.request_cancel(e.request_cancel_external_workflow_execution_initiated().reason(),
+                               sender_key.workflow_id);
+    }
+    ms.expect_claim_checks();  // the input may be a reference from the sender's history
+    const auto& signal = e.signal_external_workflow_execution_initiated();
+    return ms.signal(signal.signal_name(), signal.input(), sender_key.workflow_id, request_id);
+  };
+  auto record_outcome = [this, task, initiated, attempt, refused](Result<MutableState*> r) {
+    v1::ExternalFailureCause outcome = *refused;
+    if (r) {
+      outcome = v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED;
+    } else if (outcome == v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED) {
+      if (r.status().code() != StatusCode::kNotFound) return retry_transfer(task, attempt, r.status());
+      outcome = v1::EXTERNAL_FAILURE_CAUSE_NOT_FOUND;  // no such workflow
+    }
+    const int64_t task_id = task.task_id;
+    transition(
+        task.execution,
+        [initiated, outcome](MutableState& ms) { return ms.record_external_outcome(initiated, outcome).status(); },
+        [task_id](Transition& t) { t.remove_tasks.push_back(task_id); },
+        [this, task, attempt](Result<MutableState*> done) {
+          if (!done && done.status().code() != StatusCode::kNotFound) retry_transfer(task, attempt, done.status());
+        });
+  };
+  transition_named(task.execution.namespace_id, target, std::move(deliver), std::move(record_outcome));
+}
+
+}  // namespace reprise::engine

@@ -1,0 +1,71 @@
+// A signal one workflow sends another is delivered, then recorded in the
+// sender's history: two commits. A crash between them makes the engine
+// deliver again after restart; the target still records the signal once.
+#include "engine_fixture.hpp"
+#include "gated_store.hpp"
+
+namespace reprise::engine {
+namespace {
+
+using testing::GatedStore;
+
+class ExternalDeliveryTest : public EngineTest {
+ public:
+  void SetUp() override {
+    EngineTest::SetUp();
+    gate_ = std::make_unique<GatedStore>(*store_);
+    engine_store_ = gate_.get();
+    restart();
+  }
+  void TearDown() override {
+    engine_.reset();
+    gate_.reset();
+  }
+
+  int signals_in(const std::string& workflow_id) {
+    v1::GetHistoryRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    auto history = call(&Engine::get_history, r);
+    EXPECT_TRUE(history.is_ok());
+    int n = 0;
+    for (const auto& e : history->history().events()) n += e.has_workflow_execution_signaled() ? 1 : 0;
+    return n;
+  }
+
+  std::unique_ptr<GatedStore> gate_;
+};
+
+TEST_F(ExternalDeliveryTest, ADeliveryRepeatedAfterACrashSignalsOnce) {
+  ASSERT_TRUE(start("target", "r-target").is_ok());
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {}).is_ok());
+  ASSERT_TRUE(start("sender", "r-sender").is_ok());
+  // Delivery waits (the target's current run cannot be read) until the
+  // sender's recording commit is set to be lost.
+  gate_->fail_current_run_of("target");
+  v1::Command c;
+  c.set_command_type(v1::COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION);
+  c.mutable_signal_external_workflow_execution()->mutable_execution()->set_workflow_id("target");
+  c.mutable_signal_external_workflow_execution()->set_signal_name("ping");
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {c}).is_ok());
+  gate_->hold_next_commit_of("sender");
+  gate_->fail_current_run_of("");
+  gate_->wait_until_held();
+  EXPECT_EQ(signals_in("target"), 1) << "delivered; the sender's record of it is in flight";
+  gate_->lose_held_commit();  // the crash
+  restart();                  // delivers again from the transfer task's row
+  auto sender_recorded = [&] {
+    v1::GetHistoryRequest h;
+    h.mutable_workflow_execution()->set_workflow_id("sender");
+    auto history = call(&Engine::get_history, h);
+    for (const auto& e : history->history().events()) {
+      if (e.has_external_workflow_execution_signaled()) return true;
+    }
+    return false;
+  };
+  for (int i = 0; i < 100 && !sender_recorded(); ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(sender_recorded());
+  EXPECT_EQ(signals_in("target"), 1) << "the repeated delivery signaled again";
+}
+
+}  // namespace
+}  // namespace reprise::engine
