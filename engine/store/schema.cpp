@@ -110,6 +110,10 @@ CREATE TABLE blob_refs (
 ) WITHOUT ROWID;
 CREATE INDEX blob_refs_by_owner ON blob_refs (namespace, workflow_id, run_id);
 )sql"},
+    {2, R"sql(
+-- Closed runs by close time: what the retention sweeper deletes, oldest first.
+CREATE INDEX visibility_by_close ON visibility (close_time) WHERE close_time IS NOT NULL;
+)sql"},
 };
 
 Status set_version(SqliteDb& db, int version) {

@@ -349,4 +349,36 @@ Result<VisibilityPage> SqliteStore::list_executions(const VisibilityQuery& q) {
   return page;
 }
 
+Result<std::vector<ClosedRun>> SqliteStore::closed_runs(TimePoint closed_before, const std::optional<ClosedRun>& after,
+                                                        int limit) {
+  // Both read visibility_by_close, which holds only closed runs, in this order.
+  static constexpr const char* kFirstPage =
+      "SELECT namespace, workflow_id, run_id, close_time FROM visibility "
+      "WHERE close_time IS NOT NULL AND close_time < ?1 "
+      "ORDER BY close_time, namespace, workflow_id, run_id LIMIT ?6";
+  static constexpr const char* kNextPage =
+      "SELECT namespace, workflow_id, run_id, close_time FROM visibility "
+      "WHERE close_time IS NOT NULL AND close_time < ?1 "
+      "AND (close_time, namespace, workflow_id, run_id) > (?2, ?3, ?4, ?5) "
+      "ORDER BY close_time, namespace, workflow_id, run_id LIMIT ?6";
+  ReadPool::Lease db = readers_->acquire();
+  Result<Statement> s = db->prepare(after ? kNextPage : kFirstPage);
+  if (!s) return s.status();
+  s->bind(1, to_unix_nanos(closed_before)).bind(6, limit);
+  if (after) {
+    s->bind(2, to_unix_nanos(after->close_time))
+        .bind(3, after->key.namespace_id)
+        .bind(4, after->key.workflow_id)
+        .bind(5, after->key.run_id);
+  }
+  std::vector<ClosedRun> out;
+  while (true) {
+    Result<bool> row = s->step();
+    if (!row) return row.status();
+    if (!*row) break;
+    out.push_back({key_at(*s, 0), from_unix_nanos(s->column_int(3))});
+  }
+  return out;
+}
+
 }  // namespace reprise::engine

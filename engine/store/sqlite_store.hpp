@@ -67,6 +67,8 @@ class SqliteStore final : public Store {
   Result<std::vector<TimerRecord>> due_timers(TimePoint until, int limit) override;
   Result<std::optional<TimePoint>> next_timer_time() override;
   Result<VisibilityPage> list_executions(const VisibilityQuery& query) override;
+  Result<std::vector<ClosedRun>> closed_runs(TimePoint closed_before, const std::optional<ClosedRun>& after,
+                                             int limit) override;
   BlobStore& blobs() override { return *blobs_; }
 
   TransitionWriter::Stats writer_stats() const { return writer_->stats(); }

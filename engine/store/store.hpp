@@ -41,6 +41,12 @@ struct VisibilityPage {
   std::string next_page_token;            // "" when there is no more
 };
 
+// A closed run and when it closed: what retention deletes.
+struct ClosedRun {
+  ExecutionKey key;
+  TimePoint close_time;
+};
+
 using CommitCallback = std::function<void(Result<CommitResult>)>;
 
 class Store {
@@ -65,6 +71,11 @@ class Store {
   virtual Result<std::vector<TimerRecord>> due_timers(TimePoint until, int limit) = 0;
   virtual Result<std::optional<TimePoint>> next_timer_time() = 0;
   virtual Result<VisibilityPage> list_executions(const VisibilityQuery& query) = 0;
+  // Runs of every namespace that closed before `closed_before`, oldest close
+  // first, at most `limit`; after `after` (the last run of the previous
+  // page) when given, so a caller that skips some still moves on.
+  virtual Result<std::vector<ClosedRun>> closed_runs(TimePoint closed_before, const std::optional<ClosedRun>& after,
+                                                     int limit) = 0;
 
   virtual BlobStore& blobs() = 0;
 };

@@ -304,6 +304,33 @@ TEST_F(SqliteStoreTest, DeletingAnExecutionRemovesEverythingOfIt) {
   EXPECT_EQ(store_->due_timers(from_unix_nanos(1'000'000), 10)->size(), 1u);
 }
 
+TEST_F(SqliteStoreTest, ClosedRunsComeOldestCloseFirstAndPageOnPastTheLastOne) {
+  // Closed at 100, 100, 300, 400 (wf-1 .. wf-4); wf-0 runs.
+  const int64_t closed_at[] = {0, 100, 100, 300, 400};
+  for (int i = 0; i < 5; ++i) {
+    Transition t;
+    VisibilityRecord v{
+        key("wf-" + std::to_string(i)), "t", "q", v1::WORKFLOW_EXECUTION_STATUS_RUNNING, from_unix_nanos(10), {}};
+    if (closed_at[i] > 0) {
+      v.status = v1::WORKFLOW_EXECUTION_STATUS_COMPLETED;
+      v.close_time = from_unix_nanos(closed_at[i]);
+    }
+    t.visibility.push_back(v);
+    ASSERT_TRUE(commit(t).is_ok());
+  }
+  auto first = store_->closed_runs(from_unix_nanos(400), std::nullopt, 2);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_EQ((*first)[0].key.workflow_id, "wf-1");
+  EXPECT_EQ((*first)[1].key.workflow_id, "wf-2");
+  EXPECT_EQ((*first)[1].close_time, from_unix_nanos(100));
+  auto rest = store_->closed_runs(from_unix_nanos(400), first->back(), 2);
+  ASSERT_TRUE(rest.is_ok());
+  ASSERT_EQ(rest->size(), 1u) << "wf-4 closed at the cutoff, not before it; wf-0 is running";
+  EXPECT_EQ((*rest)[0].key.workflow_id, "wf-3");
+  EXPECT_TRUE(store_->closed_runs(from_unix_nanos(400), rest->back(), 2)->empty());
+}
+
 TEST_F(SqliteStoreTest, CommittedDataSurvivesReopening) {
   const auto k = key("durable");
   ASSERT_TRUE(commit(start(k)).is_ok());
