@@ -633,6 +633,9 @@ Result<Transition> MutableState::finish(history::EventBatchCodec& codec) {
     for (auto& task : created->add_tasks) t.add_tasks.push_back(std::move(task));
     for (auto& timer : created->add_timers) t.add_timers.push_back(std::move(timer));
     for (auto& v : created->visibility) t.visibility.push_back(std::move(v));
+    // The new run's own references (its input): they keep the blobs alive
+    // after this run is deleted.
+    for (auto& r : created->add_blob_refs) t.add_blob_refs.push_back(std::move(r));
     const ExecutionKey& k = run.key();
     t.current_runs.push_back(
         {{k.namespace_id, k.workflow_id, k.run_id, v1::WORKFLOW_EXECUTION_STATUS_RUNNING, std::move(request_id)},
