@@ -87,6 +87,26 @@ struct EngineOptions {
   // the grace covers an upload whose referencing request has not come yet.
   std::chrono::seconds blob_gc_interval{600};
   std::chrono::seconds blob_gc_grace{3600};
+  // Retention (retention.cpp, docs/engine.md): a run closed longer ago than
+  // this is deleted with its history, visibility row, task and timer rows
+  // and blob references, and its id's current-run row if that names it.
+  // Zero keeps every run forever. One period for every namespace until
+  // namespaces exist.
+  std::chrono::seconds retention{7 * 24 * 3600};
+  // How often the sweeper looks (real time; the cutoff comes from `clock`),
+  // and how many runs it deletes at a time: each its own serialized
+  // transition, which the store's writer commits in one or a few short
+  // transactions before the next batch is looked up.
+  std::chrono::milliseconds retention_sweep_interval{60'000};
+  int retention_batch = 100;
+};
+
+// What one pass of the retention sweeper did.
+struct RetentionPass {
+  int64_t deleted = 0;
+  // Left for the next pass: a child whose parent has not recorded its close
+  // yet, or a delete that failed (logged).
+  int64_t postponed = 0;
 };
 
 class Engine {
@@ -108,6 +128,12 @@ class Engine {
   void request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
                                Reply<v1::RequestCancelWorkflowResponse> reply);
   void terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply);
+  // Deletes the run (the current run when no run id is given): a running
+  // run is terminated first, as Temporal does; then its history, visibility
+  // row, tasks, timers and blob references go, and the id's current-run row
+  // if it names this run, so the id can start again (retention.cpp).
+  void delete_workflow_execution(v1::DeleteWorkflowExecutionRequest request,
+                                 Reply<v1::DeleteWorkflowExecutionResponse> reply);
   // Asks a worker to run the workflow's query handler on its current state;
   // DEADLINE_EXCEEDED when no worker answers in time.
   void query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply);
@@ -143,6 +169,10 @@ class Engine {
 
   // Looks for due timers now (tests that move a ManualClock call this).
   void check_timers();
+  // One retention pass now, over every run closed longer ago than the
+  // retention period by the engine's clock; the sweeper thread calls it
+  // every retention_sweep_interval. One pass at a time.
+  Result<RetentionPass> sweep_retention();
 
   // Tasks queued for workers and not yet handed out (time skipping waits
   // for none before it moves a ManualClock).
@@ -280,6 +310,21 @@ class Engine {
   // Where a committed or rebuilt task goes: a worker's queue, or the engine.
   void dispatch(TaskRecord task);
 
+  // Retention (retention.cpp). Deletes a closed run under its id's and its
+  // own serializer (the order start_run takes them in), so no transition of
+  // the run and no start of the id runs meanwhile.
+  enum class DeleteCause { kRequest, kRetention };
+  enum class Deleted { kYes, kParentNotTold };
+  void delete_closed_run(const ExecutionKey& key, DeleteCause cause, std::function<void(Result<Deleted>)> then);
+  // An explicit delete, retried while the parent has not yet recorded the
+  // run's close.
+  void delete_requested_run(ExecutionKey key, bool terminated, int attempt,
+                            Reply<v1::DeleteWorkflowExecutionResponse> reply);
+  Result<Deleted> check_deletable(const ExecutionKey& key, DeleteCause cause);
+  void start_retention();
+  void stop_retention();
+  void retention_loop();
+
   void timer_loop();
   void collect_blob_garbage_if_due();
   void fire(TimerRecord timer);
@@ -325,6 +370,12 @@ class Engine {
   std::chrono::steady_clock::time_point next_blob_gc_;
   bool stopping_ = false;
   std::thread timer_thread_;
+
+  std::mutex sweep_mu_;  // one retention pass at a time
+  std::mutex retention_mu_;
+  std::condition_variable retention_cv_;
+  bool retention_stopping_ = false;
+  std::thread retention_thread_;
 };
 
 }  // namespace reprise::engine

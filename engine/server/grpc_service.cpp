@@ -89,6 +89,11 @@ grpc::ServerUnaryReactor* GrpcService::TerminateWorkflow(grpc::CallbackServerCon
                                                          v1::TerminateWorkflowResponse* r) {
   return forward(c, q, r, &Engine::terminate_workflow);
 }
+grpc::ServerUnaryReactor* GrpcService::DeleteWorkflowExecution(grpc::CallbackServerContext* c,
+                                                               const v1::DeleteWorkflowExecutionRequest* q,
+                                                               v1::DeleteWorkflowExecutionResponse* r) {
+  return forward(c, q, r, &Engine::delete_workflow_execution);
+}
 grpc::ServerUnaryReactor* GrpcService::DescribeWorkflow(grpc::CallbackServerContext* c,
                                                         const v1::DescribeWorkflowRequest* q,
                                                         v1::DescribeWorkflowResponse* r) {

@@ -32,6 +32,9 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
                                                   v1::RequestCancelWorkflowResponse* r) override;
   grpc::ServerUnaryReactor* TerminateWorkflow(grpc::CallbackServerContext* c, const v1::TerminateWorkflowRequest* q,
                                               v1::TerminateWorkflowResponse* r) override;
+  grpc::ServerUnaryReactor* DeleteWorkflowExecution(grpc::CallbackServerContext* c,
+                                                    const v1::DeleteWorkflowExecutionRequest* q,
+                                                    v1::DeleteWorkflowExecutionResponse* r) override;
   grpc::ServerUnaryReactor* DescribeWorkflow(grpc::CallbackServerContext* c, const v1::DescribeWorkflowRequest* q,
                                              v1::DescribeWorkflowResponse* r) override;
   grpc::ServerUnaryReactor* GetHistory(grpc::CallbackServerContext* c, const v1::GetHistoryRequest* q,

@@ -8,6 +8,8 @@
 //                  [--blob-limit-bytes N] [--durability full|normal]
 //                  [--log-level debug|info|warn|error|off]
 //                  [--init-empty-file] [--skip-quick-check]
+//                  [--retention DURATION] [--retention-sweep-interval DURATION]
+//                  [--retention-batch N]
 //
 // The database: a missing file is created; an existing file is opened only if
 // it is a sound Reprise database. An empty file (0 bytes) is refused unless
@@ -18,6 +20,11 @@
 // `reprise admin check --db PATH` runs the full integrity_check, also while
 // the server runs. docs/storage.md, "Bad files and full disks".
 //
+// Retention: closed runs are deleted (history, visibility, tasks, timers,
+// blob references; the id's current run) once closed for --retention
+// (default 7d; 0 keeps them), by a sweeper that looks every
+// --retention-sweep-interval (default 1m). docs/engine.md, "Retention".
+//
 // Logs go to stderr, one logfmt line per event (engine/log.hpp).
 // Prints "reprise-server listening on HOST:PORT" once it serves (with the
 // real port when asked for port 0). SIGTERM or SIGINT: stop accepting, let
@@ -25,6 +32,10 @@
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +73,25 @@ int64_t parse_int(const std::string& flag, const char* text) {
   return v;
 }
 
+// A duration: a non-negative integer with a unit (ms, s, m, h, d), or
+// seconds without one.
+std::chrono::milliseconds parse_duration(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text, &end, 10);
+  const std::string unit = end != nullptr ? end : "";
+  int64_t ms_per_unit = 0;
+  if (unit.empty() || unit == "s") ms_per_unit = 1000;
+  if (unit == "ms") ms_per_unit = 1;
+  if (unit == "m") ms_per_unit = 60'000;
+  if (unit == "h") ms_per_unit = 3'600'000;
+  if (unit == "d") ms_per_unit = 86'400'000;
+  if (errno != 0 || end == text || v < 0 || ms_per_unit == 0 || v > INT64_MAX / ms_per_unit / 1000) {
+    usage_error(flag + " wants a duration such as 7d, 12h, 30m, 45s or 500ms, got '" + text + "'");
+  }
+  return std::chrono::milliseconds(v * ms_per_unit);
+}
+
 Flags parse(int argc, char** argv) {
   Flags f;
   for (int i = 1; i < argc; ++i) {
@@ -78,6 +108,14 @@ Flags parse(int argc, char** argv) {
           "                             it reads the whole file once (a 670 MB file: 0.6 s cached, 24 s from a\n"
           "                             cold disk), so this is for very large files. `reprise admin check\n"
           "                             --db PATH` runs the full check at any time, also beside the server\n"
+          "  --retention DURATION       delete a closed run this long after it closed: its history, visibility\n"
+          "                             row, tasks, timers and blob references, and its workflow id's current run\n"
+          "                             (the id is free again); blob collection (every 10 min) then removes the\n"
+          "                             blobs nothing else references, once uploaded over an hour ago.\n"
+          "                             7d, 12h, 30m or 45s; default 7d; 0 keeps every run.\n"
+          "                             A running run is never deleted; `reprise workflow delete` deletes one now\n"
+          "  --retention-sweep-interval DURATION  how often to look for runs past retention (default 1m)\n"
+          "  --retention-batch N        runs deleted per batch, one short write transaction or a few (default 100)\n"
           "  --poll-timeout-ms N        how long an empty task poll waits\n"
           "  --history-warn-events N  --history-fail-events N  --history-warn-bytes N  --history-fail-bytes N\n"
           "  --max-pending-activities N  --max-pending-children N  --max-id-length N\n"
@@ -103,7 +141,17 @@ Flags parse(int argc, char** argv) {
       f.db = value;
     else if (flag == "--listen")
       f.listen = value;
-    else if (flag == "--poll-timeout-ms")
+    else if (flag == "--retention") {
+      const std::chrono::milliseconds retention = parse_duration(flag, value);
+      if (retention.count() % 1000 != 0) usage_error(flag + " is in whole seconds, got '" + value + "'");
+      f.engine.retention = std::chrono::duration_cast<std::chrono::seconds>(retention);
+    } else if (flag == "--retention-sweep-interval") {
+      f.engine.retention_sweep_interval = parse_duration(flag, value);
+      if (f.engine.retention_sweep_interval.count() == 0) usage_error(flag + " must be more than 0");
+    } else if (flag == "--retention-batch") {
+      f.engine.retention_batch = static_cast<int>(std::min<int64_t>(parse_int(flag, value), 10'000));
+      if (f.engine.retention_batch == 0) usage_error(flag + " must be at least 1");
+    } else if (flag == "--poll-timeout-ms")
       f.engine.poll_timeout = std::chrono::milliseconds(parse_int(flag, value));
     else if (flag == "--history-warn-events")
       limits.warn_events = parse_int(flag, value);
