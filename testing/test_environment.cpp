@@ -60,6 +60,9 @@ class TestEnvironment::TrackingConnection final : public Connection {
   void terminate_workflow(const v1::TerminateWorkflowRequest& r) override {
     counted([&] { inner_->terminate_workflow(r); });
   }
+  v1::DeleteWorkflowExecutionResponse delete_workflow(const v1::DeleteWorkflowExecutionRequest& r) override {
+    return counted([&] { return inner_->delete_workflow(r); });
+  }
   v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
     return inner_->describe_workflow(r);
   }

@@ -41,6 +41,9 @@ class RemoteConnection final : public Connection {
   void terminate_workflow(const v1::TerminateWorkflowRequest& r) override {
     call("TerminateWorkflow", &Stub::TerminateWorkflow, r, std::chrono::seconds(30));
   }
+  v1::DeleteWorkflowExecutionResponse delete_workflow(const v1::DeleteWorkflowExecutionRequest& r) override {
+    return call("DeleteWorkflowExecution", &Stub::DeleteWorkflowExecution, r, std::chrono::seconds(30));
+  }
   v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
     return call("DescribeWorkflow", &Stub::DescribeWorkflow, r, std::chrono::seconds(30));
   }
@@ -203,6 +206,11 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
         throw Error("workflow '" + workflow_id + "' closed with an unexpected event");
     }
   }
+}
+
+v1::DeleteWorkflowExecutionResponse Connection::delete_workflow(const v1::DeleteWorkflowExecutionRequest&) {
+  throw RpcError(static_cast<int>(grpc::StatusCode::UNIMPLEMENTED),
+                 "DeleteWorkflowExecution: this connection cannot delete workflows");
 }
 
 namespace detail {

@@ -45,6 +45,9 @@ class EmbeddedConnection final : public Connection {
   void terminate_workflow(const v1::TerminateWorkflowRequest& r) override {
     call("TerminateWorkflow", &engine::Engine::terminate_workflow, r);
   }
+  v1::DeleteWorkflowExecutionResponse delete_workflow(const v1::DeleteWorkflowExecutionRequest& r) override {
+    return call("DeleteWorkflowExecution", &engine::Engine::delete_workflow_execution, r);
+  }
   v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
     return call("DescribeWorkflow", &engine::Engine::describe_workflow, r);
   }

@@ -154,6 +154,80 @@ TEST(Cli, AClosedWorkflowIdStartsAgainAndTheRequestIdAndReusePolicyAreHonoured) 
   EXPECT_NE(help.out.find("--request-id"), std::string::npos) << help.out;
 }
 
+TEST(Cli, DeleteRemovesARunAndFreesItsIdForANewRun) {
+  TempDir dir;
+  Server server(dir.file("delete.db"));
+  const std::string& a = server.address();
+  auto connection = Connection::remote(a);
+  Worker worker(connection, {.task_queue = "shop", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(checkout_wf);
+  worker.register_activity(charge_card);
+  worker.start();
+  const std::string start =
+      R"(--output json workflow start --type checkout --id order-d --task-queue shop --id-reuse-policy reject_duplicate --input '{"id":"d","cents":7,"items":[]}')";
+  Output first = cli(a, start);
+  ASSERT_EQ(first.status, 0) << first.out;
+  const std::string first_run = nlohmann::json::parse(first.out)["run_id"];
+
+  Output deleted = cli(a, "--output json workflow delete --id order-d");
+  ASSERT_EQ(deleted.status, 0) << deleted.out;
+  const auto answer = nlohmann::json::parse(deleted.out);
+  EXPECT_EQ(answer["run_id"], first_run);
+  EXPECT_EQ(answer["terminated"], true) << "a running run is terminated, then deleted";
+  Output described = cli(a, "workflow describe --id order-d");
+  EXPECT_EQ(described.status, 1);
+  EXPECT_NE(described.out.find("has no runs"), std::string::npos) << described.out;
+  Output shown = cli(a, "workflow show --id order-d --run-id " + first_run);
+  EXPECT_EQ(shown.status, 1) << "its history is gone: " << shown.out;
+  EXPECT_EQ(cli(a, "workflow list").out.find("order-d"), std::string::npos);
+  Output again = cli(a, "workflow delete --id order-d");
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.out.find("has no runs"), std::string::npos) << again.out;
+
+  // The id is free: reject_duplicate starts it, and the new run works.
+  Output second = cli(a, start);
+  ASSERT_EQ(second.status, 0) << second.out;
+  EXPECT_NE(second.out.find(R"("started": true)"), std::string::npos) << second.out;
+  const std::string second_run = nlohmann::json::parse(second.out)["run_id"];
+  ASSERT_EQ(cli(a, R"(workflow signal --id order-d --name approve --input '"bo"')").status, 0);
+  Output result = cli(a, "workflow result --id order-d --timeout 20");
+  ASSERT_EQ(result.status, 0) << result.out;
+  EXPECT_NE(result.out.find(R"("approved_by":"bo")"), std::string::npos) << result.out;
+
+  Output closed = cli(a, "workflow delete --id order-d --run-id " + second_run);
+  ASSERT_EQ(closed.status, 0) << closed.out;
+  EXPECT_EQ(closed.out, "deleted order-d (run " + second_run + ")\n");
+  EXPECT_EQ(cli(a, "workflow describe --id order-d").status, 1);
+  worker.stop();
+}
+
+TEST(Cli, TheServerDeletesClosedRunsAfterItsRetention) {
+  TempDir dir;
+  Server server(dir.file("retention.db"), {"--retention", "1s", "--retention-sweep-interval", "100ms"});
+  const std::string& a = server.address();
+  ASSERT_EQ(cli(a, "workflow start --type checkout --id short-lived --task-queue shop").status, 0);
+  ASSERT_EQ(cli(a, "workflow start --type checkout --id long-lived --task-queue shop").status, 0);
+  ASSERT_EQ(cli(a, "workflow terminate --id short-lived --reason done").status, 0);
+  Output listed;
+  for (int i = 0; i < 100; ++i) {
+    listed = cli(a, "workflow list");
+    if (listed.out.find("short-lived") == std::string::npos) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(listed.out.find("short-lived"), std::string::npos) << "deleted a second after it closed: " << listed.out;
+  EXPECT_NE(listed.out.find("long-lived"), std::string::npos) << "a running run is kept: " << listed.out;
+  EXPECT_EQ(cli(a, "workflow describe --id short-lived").status, 1);
+
+  const char* binary = std::getenv("REPRISE_SERVER");
+  FILE* pipe = popen((std::string(binary ? binary : "reprise-server") + " --help").c_str(), "r");
+  std::string help;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) help.append(buf, n);
+  pclose(pipe);
+  EXPECT_NE(help.find("--retention DURATION"), std::string::npos) << help;
+  EXPECT_NE(cli(a, "--help").out.find("workflow delete"), std::string::npos);
+}
+
 TEST(Cli, BadCommandLinesAreNamedAndExitWithTwo) {
   Output bad_json = cli("127.0.0.1:1", "workflow start --type t --id x --task-queue q --input '{oops'");
   EXPECT_EQ(bad_json.status, 1);

@@ -40,6 +40,12 @@ constexpr const char* kUsage = R"(usage: reprise [--address HOST:PORT] [--output
   workflow query      --id ID --name QUERY
   workflow cancel     --id ID [--reason TEXT]
   workflow terminate  --id ID [--reason TEXT]
+  workflow delete     --id ID [--run-id R]
+                      deletes the run (the current one without --run-id) now: its history,
+                      visibility row, tasks, timers and blob references; a running run is
+                      terminated first. Deleting the current run frees the id for a new start.
+                      The server deletes closed runs by itself after its retention period
+                      (reprise-server --retention, default 7 days).
   history export      --id ID [--run-id R] --file PATH [--format json|binary]
   admin check         --db PATH [--quick true]
                       checks the database file itself, read-only (no server needed, and safe
@@ -305,6 +311,21 @@ int workflow_command(Context& ctx, const std::string& command, Flags& flags) {
       print_json({{"workflow_id", id}, {"query", r.query_type()}, {"answer", answer}});
     } else {
       std::cout << answer.dump() << "\n";
+    }
+    return 0;
+  }
+  if (command == "delete") {
+    v1::DeleteWorkflowExecutionRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(id);
+    r.mutable_workflow_execution()->set_run_id(flags.optional("run-id"));
+    r.set_identity("reprise-cli");
+    flags.check_all_used();
+    const v1::DeleteWorkflowExecutionResponse out = ctx.connection->delete_workflow(r);
+    if (ctx.json) {
+      print_json({{"workflow_id", id}, {"run_id", out.run_id()}, {"deleted", true}, {"terminated", out.terminated()}});
+    } else {
+      std::cout << (out.terminated() ? "terminated and deleted " : "deleted ") << id << " (run " << out.run_id()
+                << ")\n";
     }
     return 0;
   }

@@ -60,6 +60,9 @@ class Connection {
   virtual v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) = 0;
   virtual void request_cancel_workflow(const v1::RequestCancelWorkflowRequest& r) = 0;
   virtual void terminate_workflow(const v1::TerminateWorkflowRequest& r) = 0;
+  // Deletes a run (terminating it first if it runs). Connections that cannot
+  // throw RpcError UNIMPLEMENTED.
+  virtual v1::DeleteWorkflowExecutionResponse delete_workflow(const v1::DeleteWorkflowExecutionRequest& r);
   virtual v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) = 0;
   virtual v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) = 0;
   virtual v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) = 0;
