@@ -9,7 +9,8 @@ void Matching::add(TaskRecord task) {
   {
     std::lock_guard lock(mu_);
     if (shut_down_ || !queued_task_ids_.insert(task.task_id).second) return;
-    Queue& q = queues_[QueueKey{task.execution.namespace_id, task.kind, task.queue}];
+    auto entry = queues_.try_emplace(QueueKey{task.execution.namespace_id, task.kind, task.queue}).first;
+    Queue& q = entry->second;
     while (!q.pollers.empty() && !handed_to) {
       const PollId id = q.pollers.front();
       q.pollers.pop_front();
@@ -21,6 +22,7 @@ void Matching::add(TaskRecord task) {
     }
     if (handed_to) {
       queued_task_ids_.erase(task.task_id);
+      drop_if_idle_locked(entry);
     } else {
       q.tasks.push_back(std::move(task));
       return;
@@ -36,11 +38,13 @@ Matching::PollId Matching::poll(const QueueKey& key, DeadlineScheduler::SteadyTi
     std::lock_guard lock(mu_);
     id = next_poll_id_++;
     if (!shut_down_) {
-      Queue& q = queues_[key];
+      auto entry = queues_.try_emplace(key).first;
+      Queue& q = entry->second;
       if (!q.tasks.empty()) {
         task = std::move(q.tasks.front());
         q.tasks.pop_front();
         queued_task_ids_.erase(task->task_id);
+        drop_if_idle_locked(entry);
       } else {
         q.pollers.push_back(id);
         Poller& p = pollers_[id];
@@ -70,6 +74,7 @@ bool Matching::remove(const QueueKey& key, int64_t task_id) {
   auto& tasks = q->second.tasks;
   tasks.erase(std::remove_if(tasks.begin(), tasks.end(), [&](const TaskRecord& t) { return t.task_id == task_id; }),
               tasks.end());
+  drop_if_idle_locked(q);
   return true;
 }
 
@@ -113,11 +118,23 @@ size_t Matching::total_backlog() const {
   return queued_task_ids_.size();
 }
 
+size_t Matching::queue_count() const {
+  std::lock_guard lock(mu_);
+  return queues_.size();
+}
+
+void Matching::drop_if_idle_locked(std::map<QueueKey, Queue>::iterator queue) {
+  if (queue->second.tasks.empty() && queue->second.pollers.empty()) queues_.erase(queue);
+}
+
 std::optional<PollCallback> Matching::take_poller_locked(PollId id) {
   auto it = pollers_.find(id);
   if (it == pollers_.end()) return std::nullopt;
-  auto& waiting = queues_[it->second.key].pollers;
-  waiting.erase(std::remove(waiting.begin(), waiting.end(), id), waiting.end());
+  if (auto queue = queues_.find(it->second.key); queue != queues_.end()) {
+    auto& waiting = queue->second.pollers;
+    waiting.erase(std::remove(waiting.begin(), waiting.end(), id), waiting.end());
+    drop_if_idle_locked(queue);
+  }
   PollCallback done = std::move(it->second.done);
   pollers_.erase(it);
   return done;

@@ -69,6 +69,10 @@ class Matching {
   size_t backlog(const QueueKey& key) const;
   // Tasks waiting in every queue.
   size_t total_backlog() const;
+  // Queues holding a task or a parked poll; an idle queue is dropped (every
+  // worker process brings sticky queues of its own, which would otherwise
+  // stay forever).
+  size_t queue_count() const;
 
  private:
   struct Queue {
@@ -83,6 +87,7 @@ class Matching {
 
   // Removes a parked poller; returns its callback, or nothing if it is gone.
   std::optional<PollCallback> take_poller_locked(PollId id);
+  void drop_if_idle_locked(std::map<QueueKey, Queue>::iterator queue);
 
   DeadlineScheduler& deadlines_;
   mutable std::mutex mu_;

@@ -120,6 +120,29 @@ TEST(Matching, DuplicateTaskIdsAreIgnored) {
   EXPECT_EQ(m.backlog(kOrders), 1u);
 }
 
+// Every worker process polls sticky queues of its own: a queue with no task
+// and no poll left is dropped, whichever way it emptied.
+TEST(Matching, IdleQueuesAreDropped) {
+  DeadlineScheduler deadlines;
+  Matching m(deadlines);
+  for (int i = 0; i < 100; ++i) {
+    const std::string queue = "worker-" + std::to_string(i);
+    const QueueKey key{"default", TaskKind::kActivityTask, queue};
+    Answer timed_out, canceled, handed, taken;
+    m.poll(key, std::chrono::steady_clock::now() + 1ms, timed_out.callback());  // its deadline passes
+    ASSERT_EQ(timed_out.future.wait_for(5s), std::future_status::ready);
+    m.cancel(m.poll(key, far(), canceled.callback()));  // its poller goes away
+    m.poll(key, far(), handed.callback());              // a task comes to it
+    m.add(task(4 * i + 1, queue));
+    m.add(task(4 * i + 2, queue));  // queued, then taken
+    m.poll(key, far(), taken.callback());
+    m.add(task(4 * i + 3, queue));  // queued, then removed
+    m.remove(key, 4 * i + 3);
+    ASSERT_TRUE(canceled.ready() && handed.ready() && taken.ready());
+  }
+  EXPECT_EQ(m.queue_count(), 0u);
+}
+
 TEST(Matching, ShutdownReleasesEveryPoller) {
   DeadlineScheduler deadlines;
   Matching m(deadlines);
