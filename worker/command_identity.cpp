@@ -22,6 +22,24 @@ std::string marker_identity(const std::string& name, const google::protobuf::Map
   return "marker " + name + " " + marker_id(details);
 }
 
+// A signal or cancel request to another workflow: the target (and, for a
+// signal, its name) make it; the value sent does not, as for activities.
+std::string external_identity(const char* kind, const v1::WorkflowExecution& target, bool child_only,
+                              const std::string& signal_name = "") {
+  std::string id = std::string(kind) + " " + target.workflow_id() + " run=" + target.run_id();
+  if (!signal_name.empty()) id += " " + signal_name;
+  if (child_only) id += " child-only";
+  return id;
+}
+
+// "(workflow id order-7)", with the run id and child-only when given.
+std::string describe_target(const v1::WorkflowExecution& target, bool child_only) {
+  std::string what = "(workflow id " + target.workflow_id();
+  if (!target.run_id().empty()) what += ", run id " + target.run_id();
+  if (child_only) what += ", child only";
+  return what + ")";
+}
+
 }  // namespace
 
 std::string identity_of(const v1::Command& c) {
@@ -38,6 +56,14 @@ std::string identity_of(const v1::Command& c) {
     case v1::Command::kStartChildWorkflowExecution:
       return "child " + c.start_child_workflow_execution().workflow_id() + " " +
              c.start_child_workflow_execution().workflow_type().name();
+    case v1::Command::kSignalExternalWorkflowExecution: {
+      const auto& a = c.signal_external_workflow_execution();
+      return external_identity("signal-external", a.execution(), a.child_workflow_only(), a.signal_name());
+    }
+    case v1::Command::kRequestCancelExternalWorkflowExecution: {
+      const auto& a = c.request_cancel_external_workflow_execution();
+      return external_identity("cancel-external", a.execution(), a.child_workflow_only());
+    }
     case v1::Command::kRecordMarker:
       return marker_identity(c.record_marker().marker_name(), c.record_marker().details());
     case v1::Command::kCompleteWorkflowExecution:
@@ -67,6 +93,14 @@ std::optional<std::string> identity_of(const v1::HistoryEvent& e) {
     case v1::HistoryEvent::kStartChildWorkflowExecutionInitiated:
       return "child " + e.start_child_workflow_execution_initiated().workflow_id() + " " +
              e.start_child_workflow_execution_initiated().workflow_type().name();
+    case v1::HistoryEvent::kSignalExternalWorkflowExecutionInitiated: {
+      const auto& a = e.signal_external_workflow_execution_initiated();
+      return external_identity("signal-external", a.workflow_execution(), a.child_workflow_only(), a.signal_name());
+    }
+    case v1::HistoryEvent::kRequestCancelExternalWorkflowExecutionInitiated: {
+      const auto& a = e.request_cancel_external_workflow_execution_initiated();
+      return external_identity("cancel-external", a.workflow_execution(), a.child_workflow_only());
+    }
     case v1::HistoryEvent::kMarkerRecorded:
       return marker_identity(e.marker_recorded().marker_name(), e.marker_recorded().details());
     case v1::HistoryEvent::kWorkflowExecutionCompleted:
@@ -97,6 +131,15 @@ std::string describe(const v1::Command& c) {
     case v1::Command::kStartChildWorkflowExecution:
       return "StartChildWorkflowExecution '" + c.start_child_workflow_execution().workflow_type().name() +
              "' (workflow id " + c.start_child_workflow_execution().workflow_id() + ")";
+    case v1::Command::kSignalExternalWorkflowExecution: {
+      const auto& a = c.signal_external_workflow_execution();
+      return "SignalExternalWorkflowExecution '" + a.signal_name() + "' " +
+             describe_target(a.execution(), a.child_workflow_only());
+    }
+    case v1::Command::kRequestCancelExternalWorkflowExecution: {
+      const auto& a = c.request_cancel_external_workflow_execution();
+      return "RequestCancelExternalWorkflowExecution " + describe_target(a.execution(), a.child_workflow_only());
+    }
     case v1::Command::kRecordMarker:
       return "RecordMarker '" + c.record_marker().marker_name() + "' (id " + marker_id(c.record_marker().details()) +
              ")";
@@ -127,6 +170,12 @@ std::string describe(const v1::HistoryEvent& e) {
   } else if (e.has_start_child_workflow_execution_initiated()) {
     what += " '" + e.start_child_workflow_execution_initiated().workflow_type().name() + "' (workflow id " +
             e.start_child_workflow_execution_initiated().workflow_id() + ")";
+  } else if (e.has_signal_external_workflow_execution_initiated()) {
+    const auto& a = e.signal_external_workflow_execution_initiated();
+    what += " '" + a.signal_name() + "' " + describe_target(a.workflow_execution(), a.child_workflow_only());
+  } else if (e.has_request_cancel_external_workflow_execution_initiated()) {
+    const auto& a = e.request_cancel_external_workflow_execution_initiated();
+    what += " " + describe_target(a.workflow_execution(), a.child_workflow_only());
   } else if (e.has_marker_recorded()) {
     what += " '" + e.marker_recorded().marker_name() + "' (id " + marker_id(e.marker_recorded().details()) + ")";
   }

@@ -75,6 +75,24 @@ std::shared_ptr<detail::Pending> WorkflowInstance::start_child(v1::StartChildWor
   return pending;
 }
 
+std::shared_ptr<detail::Pending> WorkflowInstance::signal_external(
+    v1::SignalExternalWorkflowExecutionCommandAttributes a, bool cancellable) {
+  std::string name = "signal '" + a.signal_name() + "' to workflow '" + a.execution().workflow_id() + "'";
+  v1::Command c;
+  c.set_command_type(v1::COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION);
+  *c.mutable_signal_external_workflow_execution() = std::move(a);
+  return issue(std::move(c), detail::Pending::Kind::kExternal, std::move(name), cancellable);
+}
+
+std::shared_ptr<detail::Pending> WorkflowInstance::cancel_external(
+    v1::RequestCancelExternalWorkflowExecutionCommandAttributes a, bool cancellable) {
+  std::string name = "cancel request to workflow '" + a.execution().workflow_id() + "'";
+  v1::Command c;
+  c.set_command_type(v1::COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION);
+  *c.mutable_request_cancel_external_workflow_execution() = std::move(a);
+  return issue(std::move(c), detail::Pending::Kind::kExternal, std::move(name), cancellable);
+}
+
 std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string& name, bool cancellable) {
   std::shared_ptr<detail::Pending> pending = signals_.wait(name, this, cancellable);
   if (pending->ready) {
@@ -115,6 +133,8 @@ void WorkflowInstance::cancel(const std::shared_ptr<detail::Pending>& pending) {
     case detail::Pending::Kind::kChild:
     case detail::Pending::Kind::kBranch:
       break;  // only the wait ends: the child's parent close policy covers the child
+    case detail::Pending::Kind::kExternal:
+      break;  // not reached: a recorded request has no cancel (ExternalFuture) and is delivered
   }
   resolve_canceled(pending);
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "history/enum_name.hpp"
 #include "history/proto_time.hpp"
 #include "reprise/detail/failure.hpp"
 #include "worker/command_identity.hpp"
@@ -16,7 +17,8 @@ namespace {
 // Exceptions that are how a workflow ends, as opposed to bugs in its code.
 bool is_workflow_outcome(const std::exception& e) {
   return dynamic_cast<const ApplicationError*>(&e) != nullptr || dynamic_cast<const ActivityError*>(&e) != nullptr ||
-         dynamic_cast<const ChildWorkflowError*>(&e) != nullptr || dynamic_cast<const CanceledError*>(&e) != nullptr;
+         dynamic_cast<const ChildWorkflowError*>(&e) != nullptr ||
+         dynamic_cast<const ExternalWorkflowError*>(&e) != nullptr || dynamic_cast<const CanceledError*>(&e) != nullptr;
 }
 
 }  // namespace
@@ -36,7 +38,7 @@ size_t WorkflowInstance::approximate_bytes() const {
   // A map node, a Pending and its shared_ptr control block, about.
   constexpr size_t kPerPending = 256;
   size_t bytes = sizeof(*this) + static_cast<size_t>(std::max<int64_t>(0, frames_.bytes.load()));
-  bytes += (activities_.size() + timers_.size() + children_.size() + issued_.size()) * kPerPending;
+  bytes += (activities_.size() + timers_.size() + children_.size() + externals_.size() + issued_.size()) * kPerPending;
   if (random_) bytes += sizeof(*random_);
   bytes += signals_.approximate_bytes(kPerPending);
   for (const auto& [seq, value] : recorded_side_effects_) bytes += value.ByteSizeLong();
@@ -244,6 +246,10 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
       case v1::HistoryEvent::kStartChildWorkflowExecutionInitiated:
         children_[e.event_id()] = m->pending;
         break;
+      case v1::HistoryEvent::kSignalExternalWorkflowExecutionInitiated:
+      case v1::HistoryEvent::kRequestCancelExternalWorkflowExecutionInitiated:
+        externals_[e.event_id()] = m->pending;
+        break;
       case v1::HistoryEvent::kWorkflowExecutionCompleted:
       case v1::HistoryEvent::kWorkflowExecutionFailed:
       case v1::HistoryEvent::kWorkflowExecutionCanceled:
@@ -291,6 +297,11 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
     case v1::HistoryEvent::kChildWorkflowExecutionTimedOut:
     case v1::HistoryEvent::kChildWorkflowExecutionTerminated:
       return apply_child_outcome(e);
+    case v1::HistoryEvent::kExternalWorkflowExecutionSignaled:
+    case v1::HistoryEvent::kSignalExternalWorkflowExecutionFailed:
+    case v1::HistoryEvent::kExternalWorkflowExecutionCancelRequested:
+    case v1::HistoryEvent::kRequestCancelExternalWorkflowExecutionFailed:
+      return apply_external_outcome(e);
     case v1::HistoryEvent::kWorkflowExecutionSignaled: {
       const auto& signaled = e.workflow_execution_signaled();
       if (auto wait = signals_.deliver(signaled.signal_name(), e.event_id(), signaled.input())) resolve(wait);
@@ -389,6 +400,49 @@ Status WorkflowInstance::apply_child_outcome(const v1::HistoryEvent& e) {
   if (e.has_child_workflow_execution_completed()) {
     pending->result = e.child_workflow_execution_completed().result();
   } else {
+    pending->failure = std::move(failure);
+  }
+  resolve(pending);
+  return Status::ok();
+}
+
+Status WorkflowInstance::apply_external_outcome(const v1::HistoryEvent& e) {
+  int64_t initiated = 0;
+  std::optional<v1::ExternalFailureCause> cause;
+  if (e.has_external_workflow_execution_signaled()) {
+    initiated = e.external_workflow_execution_signaled().initiated_event_id();
+  } else if (e.has_external_workflow_execution_cancel_requested()) {
+    initiated = e.external_workflow_execution_cancel_requested().initiated_event_id();
+  } else if (e.has_signal_external_workflow_execution_failed()) {
+    initiated = e.signal_external_workflow_execution_failed().initiated_event_id();
+    cause = e.signal_external_workflow_execution_failed().cause();
+  } else {
+    initiated = e.request_cancel_external_workflow_execution_failed().initiated_event_id();
+    cause = e.request_cancel_external_workflow_execution_failed().cause();
+  }
+  auto it = externals_.find(initiated);
+  if (it == externals_.end()) {
+    return nondeterminism("non-determinism: history has event " + std::to_string(e.event_id()) + " " + describe(e) +
+                          " for a request the workflow code never sent");
+  }
+  std::shared_ptr<detail::Pending> pending = std::move(it->second);
+  externals_.erase(it);
+  if (cause) {
+    v1::Failure failure;
+    failure.set_type(enum_name(*cause));
+    std::string why;
+    switch (*cause) {
+      case v1::EXTERNAL_FAILURE_CAUSE_NOT_FOUND:
+        why = "no such workflow, or it is closed";
+        break;
+      case v1::EXTERNAL_FAILURE_CAUSE_NOT_CHILD:
+        why = "it is not a child of this workflow";
+        break;
+      default:
+        why = "the server did not deliver it";
+        break;
+    }
+    failure.set_message(pending->name + " failed: " + failure.type() + " (" + why + ")");
     pending->failure = std::move(failure);
   }
   resolve(pending);

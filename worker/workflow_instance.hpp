@@ -90,6 +90,10 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::shared_ptr<detail::Pending> start_timer(std::chrono::nanoseconds duration, bool cancellable) override;
   std::shared_ptr<detail::Pending> start_child(v1::StartChildWorkflowExecutionCommandAttributes attributes,
                                                bool cancellable) override;
+  std::shared_ptr<detail::Pending> signal_external(v1::SignalExternalWorkflowExecutionCommandAttributes attributes,
+                                                   bool cancellable) override;
+  std::shared_ptr<detail::Pending> cancel_external(
+      v1::RequestCancelExternalWorkflowExecutionCommandAttributes attributes, bool cancellable) override;
   std::shared_ptr<detail::Pending> next_signal(const std::string& name, bool cancellable) override;
   void cancel(const std::shared_ptr<detail::Pending>& pending) override;
   void resolve(const std::shared_ptr<detail::Pending>& pending) override;
@@ -121,9 +125,11 @@ class WorkflowInstance final : public detail::WorkflowCore {
   // from its history, and apply() says so with its own error type.
   Status nondeterminism(std::string message);
   Status apply_event(const v1::HistoryEvent& e);
-  // Applies an event that resolves an activity or a child workflow.
+  // Applies an event that resolves an activity, a child workflow, or a
+  // signal or cancel request sent to another workflow.
   Status apply_activity_outcome(const v1::HistoryEvent& e);
   Status apply_child_outcome(const v1::HistoryEvent& e);
+  Status apply_external_outcome(const v1::HistoryEvent& e);
   Status activate();
   // The next command the code issued must be the one `e` records.
   Result<Issued> match(const v1::HistoryEvent& e);
@@ -168,6 +174,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   std::map<int64_t, std::shared_ptr<detail::Pending>> activities_;  // by scheduled event id
   std::map<std::string, std::shared_ptr<detail::Pending>> timers_;  // by timer id
   std::map<int64_t, std::shared_ptr<detail::Pending>> children_;    // by initiated event id
+  std::map<int64_t, std::shared_ptr<detail::Pending>> externals_;   // by initiated event id
   SignalInbox signals_;
   uint64_t resolutions_ = 0;  // futures made ready so far: their history order, for any()
   std::map<std::string, std::function<v1::Payloads()>> query_handlers_;

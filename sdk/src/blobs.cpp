@@ -32,6 +32,8 @@ void Blobs::offload(v1::Command& c) {
       return offload(*c.mutable_start_child_workflow_execution()->mutable_input());
     case v1::Command::kContinueAsNewWorkflowExecution:
       return offload(*c.mutable_continue_as_new_workflow_execution()->mutable_input());
+    case v1::Command::kSignalExternalWorkflowExecution:
+      return offload(*c.mutable_signal_external_workflow_execution()->mutable_input());
     case v1::Command::kRecordMarker:
       for (auto& [key, value] : *c.mutable_record_marker()->mutable_details()) offload(value);
       return;

@@ -75,6 +75,21 @@ class Recorder {
         a->set_workflow_id(c.start_child_workflow_execution().workflow_id());
         *a->mutable_workflow_type() = c.start_child_workflow_execution().workflow_type();
         last_child_ = builder_.append(e).event_id();
+      } else if (c.has_signal_external_workflow_execution()) {
+        const auto& s = c.signal_external_workflow_execution();
+        auto* a = e.mutable_signal_external_workflow_execution_initiated();
+        *a->mutable_workflow_execution() = s.execution();
+        a->set_signal_name(s.signal_name());
+        *a->mutable_input() = s.input();
+        a->set_child_workflow_only(s.child_workflow_only());
+        externals_.push_back(builder_.append(e).event_id());
+      } else if (c.has_request_cancel_external_workflow_execution()) {
+        const auto& r = c.request_cancel_external_workflow_execution();
+        auto* a = e.mutable_request_cancel_external_workflow_execution_initiated();
+        *a->mutable_workflow_execution() = r.execution();
+        a->set_child_workflow_only(r.child_workflow_only());
+        a->set_reason(r.reason());
+        externals_.push_back(builder_.append(e).event_id());
       } else if (c.has_record_marker()) {
         e.mutable_marker_recorded()->set_marker_name(c.record_marker().marker_name());
         *e.mutable_marker_recorded()->mutable_details() = c.record_marker().details();
@@ -145,6 +160,37 @@ class Recorder {
     *e.mutable_workflow_execution_signaled()->mutable_input()->add_payloads() = std::move(value);
     builder_.append(e);
   }
+  // The outcome of the oldest signal or cancel request to another workflow
+  // still waiting for one: delivered (cause UNSPECIFIED) or failed.
+  void external_outcome(v1::ExternalFailureCause cause = v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED) {
+    ASSERT_FALSE(externals_.empty()) << "no request to another workflow is waiting for its outcome";
+    const int64_t initiated = externals_.front();
+    externals_.erase(externals_.begin());
+    v1::HistoryEvent e;
+    for (const auto& recorded : builder_.events()) {
+      if (recorded.event_id() != initiated) continue;
+      const bool signal = recorded.has_signal_external_workflow_execution_initiated();
+      const v1::WorkflowExecution target =
+          signal ? recorded.signal_external_workflow_execution_initiated().workflow_execution()
+                 : recorded.request_cancel_external_workflow_execution_initiated().workflow_execution();
+      if (signal && cause == v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED) {
+        *e.mutable_external_workflow_execution_signaled()->mutable_workflow_execution() = target;
+        e.mutable_external_workflow_execution_signaled()->set_initiated_event_id(initiated);
+      } else if (signal) {
+        *e.mutable_signal_external_workflow_execution_failed()->mutable_workflow_execution() = target;
+        e.mutable_signal_external_workflow_execution_failed()->set_initiated_event_id(initiated);
+        e.mutable_signal_external_workflow_execution_failed()->set_cause(cause);
+      } else if (cause == v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED) {
+        *e.mutable_external_workflow_execution_cancel_requested()->mutable_workflow_execution() = target;
+        e.mutable_external_workflow_execution_cancel_requested()->set_initiated_event_id(initiated);
+      } else {
+        *e.mutable_request_cancel_external_workflow_execution_failed()->mutable_workflow_execution() = target;
+        e.mutable_request_cancel_external_workflow_execution_failed()->set_initiated_event_id(initiated);
+        e.mutable_request_cancel_external_workflow_execution_failed()->set_cause(cause);
+      }
+    }
+    builder_.append(e);
+  }
   int64_t last_activity() const { return last_activity_; }
   // The events from `first_event_id` on: what a sticky task carries.
   v1::History history_from(int64_t first_event_id) const {
@@ -165,6 +211,7 @@ class Recorder {
   int64_t last_activity_ = 0;
   std::string last_timer_;
   int64_t last_child_ = 0;
+  std::vector<int64_t> externals_;  // initiated events waiting for their outcome, oldest first
 };
 
 // Records `steps` rounds of a workflow that sleeps once per round, running

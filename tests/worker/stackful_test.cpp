@@ -99,6 +99,19 @@ std::string charge_within_a_minute(StackfulContext& ctx, std::string order) {
   return charged.get();
 }
 
+inline constexpr Signal<std::string> note{"note"};
+
+// Tells another workflow, then asks it to cancel if it is this run's child.
+std::string notify(StackfulContext& ctx, std::string who) {
+  ctx.signal_external(who, note, std::string("hello")).get();
+  try {
+    ctx.cancel_external(ExternalWorkflow(who).child_workflow_only()).get();
+  } catch (const ExternalWorkflowError& e) {
+    return e.cause();
+  }
+  return "canceled";
+}
+
 // Counts the objects alive on parked stacks.
 int alive = 0;
 struct OnTheStack {
@@ -157,6 +170,37 @@ TEST(Stackful, AHelperFiveCallsDownWaitsOnAnActivityAndTheHistoryReplays) {
 
   // A fresh instance (the cache evicted) replays all of it to the same end.
   auto replayed = fresh<&deep>("deep");
+  auto r = replayed.apply(rec.history());
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_TRUE(r->commands.empty());
+  EXPECT_TRUE(replayed.finished());
+}
+
+TEST(Stackful, SignalsAndCancelRequestsToOtherWorkflowsWaitForTheirOutcomes) {
+  Recorder rec(to_payloads(std::string("peer")));
+  auto live = fresh<&notify>("notify");
+  auto first = live.apply(rec.history());
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ(first->commands.size(), 1u);
+  EXPECT_EQ(first->commands[0].signal_external_workflow_execution().execution().workflow_id(), "peer");
+  EXPECT_EQ(payload_string(first->commands[0].signal_external_workflow_execution().input()), "hello");
+  rec.completed(first->commands);
+  rec.external_outcome();
+  rec.task();
+  auto second = live.apply(rec.history_from(live.last_event_id() + 1));
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  ASSERT_EQ(second->commands.size(), 1u);
+  EXPECT_TRUE(second->commands[0].request_cancel_external_workflow_execution().child_workflow_only());
+  rec.completed(second->commands);
+  rec.external_outcome(v1::EXTERNAL_FAILURE_CAUSE_NOT_CHILD);
+  rec.task();
+  auto done = live.apply(rec.history_from(live.last_event_id() + 1));
+  ASSERT_TRUE(done.is_ok()) << done.status().to_string();
+  ASSERT_EQ(done->commands.size(), 1u);
+  EXPECT_EQ(payload_string(done->commands[0].complete_workflow_execution().result()), "NOT_CHILD");
+  rec.completed(done->commands);
+
+  auto replayed = fresh<&notify>("notify");
   auto r = replayed.apply(rec.history());
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_TRUE(r->commands.empty());

@@ -125,6 +125,52 @@ Workflow<std::string> two_branches(WorkflowContext& ctx) {
   co_return first + " " + co_await b;
 }
 
+inline constexpr Signal<int64_t> bump{"bump"};
+
+// Bumps a counter in another workflow, then asks a workflow that is gone to
+// cancel; says how each went.
+Workflow<std::string> coordinator(WorkflowContext& ctx) {
+  co_await ctx.signal_external("counter-7", bump, 5);
+  std::string out = "signaled";
+  try {
+    co_await ctx.cancel_external({"gone", "r-1"}, "no longer needed");
+    out += ", canceled";
+  } catch (const ExternalWorkflowError& e) {
+    out += std::string(", ") + e.what() + " [" + e.cause() + " " + e.workflow_id() + "]";
+  }
+  co_return out;
+}
+// The same workflow, changed: it cancels before it signals.
+Workflow<std::string> coordinator_reordered(WorkflowContext& ctx) {
+  co_await ctx.cancel_external({"gone", "r-1"}, "no longer needed");
+  co_await ctx.signal_external("counter-7", bump, 5);
+  co_return "";
+}
+
+// Signals a workflow that is not there and lets the error escape.
+Workflow<int64_t> signal_nobody(WorkflowContext& ctx) {
+  co_await ctx.signal_external(ExternalWorkflow("nobody").child_workflow_only(), bump, 1);
+  co_return 0;
+}
+
+// Being canceled, it still tells a partner, through a non-cancellable
+// context; the same request through the canceled context is never sent.
+Workflow<std::string> tell_partner_on_cancel(WorkflowContext& ctx) {
+  try {
+    co_await ctx.sleep(1h);
+  } catch (const CanceledError&) {
+  }
+  std::string out;
+  try {
+    co_await ctx.signal_external("partner", bump, 1);
+  } catch (const CanceledError& e) {
+    out = e.what();
+  }
+  auto cleanup = ctx.non_cancellable();
+  co_await cleanup.cancel_external("partner");
+  co_return out;
+}
+
 Workflow<int64_t> buggy(WorkflowContext& ctx) {
   co_await ctx.sleep(1s);
   throw std::out_of_range("index 7 of 3");
@@ -306,6 +352,124 @@ TEST(ChildWorkflows, AChildIsStartedWithAStableIdAndItsResultComesBack) {
   EXPECT_EQ(failure.kind(), v1::FAILURE_KIND_CHILD_WORKFLOW);
   EXPECT_EQ(failure.type(), "Forbidden");
   EXPECT_EQ(failure.message(), "child workflow 'sums/square-2@01234567' failed: square of 2 is not allowed");
+}
+
+TEST(ExternalRequests, ASignalAndACancelRequestResolveFromTheirOutcomesAndReplay) {
+  Recorder rec(to_payloads());
+  auto live = fresh<&coordinator>("coordinator");
+  auto first = live.apply(rec.history());
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ(first->commands.size(), 1u);
+  const auto& signal = first->commands[0].signal_external_workflow_execution();
+  EXPECT_EQ(first->commands[0].command_type(), v1::COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION);
+  EXPECT_EQ(signal.execution().workflow_id(), "counter-7");
+  EXPECT_EQ(signal.execution().run_id(), "");
+  EXPECT_EQ(signal.signal_name(), "bump");
+  EXPECT_FALSE(signal.child_workflow_only());
+  EXPECT_EQ(std::get<0>(from_payloads<int64_t>(signal.input(), "input")), 5);
+  rec.completed(first->commands);
+  rec.task();  // a task before the outcome (another signal woke it): the future waits on
+  auto waiting = live.apply(rec.history_from(live.last_event_id() + 1));
+  ASSERT_TRUE(waiting.is_ok()) << waiting.status().to_string();
+  EXPECT_TRUE(waiting->commands.empty());
+  rec.completed(waiting->commands);
+  rec.external_outcome();
+  rec.task();
+
+  auto second = live.apply(rec.history_from(live.last_event_id() + 1));
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  ASSERT_EQ(second->commands.size(), 1u);
+  const auto& cancel = second->commands[0].request_cancel_external_workflow_execution();
+  EXPECT_EQ(second->commands[0].command_type(), v1::COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION);
+  EXPECT_EQ(cancel.execution().workflow_id(), "gone");
+  EXPECT_EQ(cancel.execution().run_id(), "r-1");
+  EXPECT_EQ(cancel.reason(), "no longer needed");
+  rec.completed(second->commands);
+  rec.external_outcome(v1::EXTERNAL_FAILURE_CAUSE_NOT_FOUND);
+  rec.task();
+
+  const std::string expected =
+      "signaled, cancel request to workflow 'gone' failed: NOT_FOUND (no such workflow, or it is closed) "
+      "[NOT_FOUND gone]";
+  auto third = live.apply(rec.history_from(live.last_event_id() + 1));
+  ASSERT_TRUE(third.is_ok()) << third.status().to_string();
+  ASSERT_EQ(third->commands.size(), 1u);
+  EXPECT_EQ(payload_string(third->commands[0].complete_workflow_execution().result()), expected);
+
+  // A fresh instance replays the recorded history to the same result.
+  const auto replayed = replay<&coordinator>("coordinator", rec);
+  ASSERT_EQ(replayed.size(), 1u);
+  EXPECT_EQ(payload_string(replayed[0].complete_workflow_execution().result()), expected);
+
+  // Code that now sends them in the other order does not match the history.
+  auto changed = fresh<&coordinator_reordered>("coordinator");
+  auto r = changed.apply(rec.history());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_TRUE(r.nondeterministic());
+  EXPECT_EQ(r.status().message(),
+            "non-determinism at event 5: history has SignalExternalWorkflowExecutionInitiated 'bump' "
+            "(workflow id counter-7), the workflow code did RequestCancelExternalWorkflowExecution "
+            "(workflow id gone, run id r-1) now");
+}
+
+TEST(ExternalRequests, AnUndeliveredSignalThatEscapesFailsTheWorkflowNamingTargetAndCause) {
+  Recorder rec(to_payloads());
+  auto live = fresh<&signal_nobody>("signal_nobody");
+  auto first = live.apply(rec.history());
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ(first->commands.size(), 1u);
+  EXPECT_TRUE(first->commands[0].signal_external_workflow_execution().child_workflow_only());
+  rec.completed(first->commands);
+  rec.external_outcome(v1::EXTERNAL_FAILURE_CAUSE_NOT_CHILD);
+  rec.task();
+  auto r = live.apply(rec.history_from(live.last_event_id() + 1));
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string() << " (an ExternalWorkflowError is an outcome, not a bug)";
+  ASSERT_EQ(r->commands.size(), 1u);
+  const auto& failure = r->commands[0].fail_workflow_execution().failure();
+  EXPECT_EQ(failure.type(), "NOT_CHILD");
+  EXPECT_EQ(failure.message(),
+            "signal 'bump' to workflow 'nobody' failed: NOT_CHILD (it is not a child of this workflow)");
+}
+
+TEST(ExternalRequests, ARequestInHistoryThatTheCodeNoLongerSendsIsNonDeterminism) {
+  Recorder rec(to_payloads());
+  auto sender = fresh<&signal_nobody>("signal_nobody");
+  auto first = sender.apply(rec.history());
+  ASSERT_TRUE(first.is_ok());
+  rec.completed(first->commands);
+  rec.external_outcome();
+  rec.task();
+  auto other = fresh<&with_side_effect>("signal_nobody");  // sleeps instead of signaling
+  auto r = other.apply(rec.history());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_TRUE(r.nondeterministic()) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("SignalExternalWorkflowExecutionInitiated 'bump' (workflow id nobody, "
+                                      "child only)"),
+            std::string::npos)
+      << r.status().message();
+}
+
+TEST(ExternalRequests, ACanceledWorkflowSendsOnlyThroughANonCancellableContext) {
+  Recorder rec(to_payloads());
+  auto live = fresh<&tell_partner_on_cancel>("tell");
+  auto first = live.apply(rec.history());
+  ASSERT_TRUE(first.is_ok());
+  rec.completed(first->commands);
+  rec.cancel_requested();
+  rec.task();
+  auto r = live.apply(rec.history_from(live.last_event_id() + 1));
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_EQ(r->commands.size(), 2u) << "the timer's cancel and the cleanup's cancel request; no signal";
+  EXPECT_TRUE(r->commands[0].has_cancel_timer());
+  EXPECT_EQ(r->commands[1].request_cancel_external_workflow_execution().execution().workflow_id(), "partner");
+  rec.completed(r->commands);
+  rec.external_outcome();
+  rec.task();
+  auto done = live.apply(rec.history_from(live.last_event_id() + 1));
+  ASSERT_TRUE(done.is_ok()) << done.status().to_string();
+  ASSERT_EQ(done->commands.size(), 1u);
+  EXPECT_EQ(payload_string(done->commands[0].complete_workflow_execution().result()),
+            "signal 'bump' to workflow 'partner' was canceled");
 }
 
 TEST(ContinueAsNew, TheRunEndsWithTheNewArgumentsAndTheCodeAfterItNeverRuns) {

@@ -74,6 +74,21 @@ class ChildWorkflowError : public Error {
   std::string cause_type_;
 };
 
+// A signal or cancel request this workflow sent to another workflow was not
+// delivered: cause() is "NOT_FOUND" (no such workflow, or it is closed) or
+// "NOT_CHILD" (child_workflow_only, and the target is not this run's child).
+class ExternalWorkflowError : public Error {
+ public:
+  ExternalWorkflowError(std::string workflow_id, const std::string& message, std::string cause)
+      : Error(message), workflow_id_(std::move(workflow_id)), cause_(std::move(cause)) {}
+  const std::string& workflow_id() const { return workflow_id_; }
+  const std::string& cause() const { return cause_; }
+
+ private:
+  std::string workflow_id_;
+  std::string cause_;
+};
+
 // The workflow's code did something its recorded history did not (or the
 // reverse): replaying it would not reproduce the execution.
 class NonDeterminismError : public Error {

@@ -1,5 +1,6 @@
 // What workflow code awaits: the futures of activities, timers, signals,
-// child workflows and spawned branches, and any()/all() over several.
+// child workflows, requests to other workflows and spawned branches, and
+// any()/all() over several.
 // Included by <reprise/workflow.hpp>.
 #pragma once
 
@@ -118,6 +119,28 @@ class [[nodiscard]] ChildWorkflowFuture : public detail::FutureBase {
     }
     if constexpr (!std::is_void_v<T>) return single_value<T>("child workflow");
   }
+  // The child's workflow id (given in its options, or the one derived for it).
+  const std::string& workflow_id() const { return pending_->name; }
+};
+
+// A signal or cancel request sent to another workflow: resolves once the
+// target has recorded it (the signal is in its history, or its cancel was
+// requested); ExternalWorkflowError when it could not be delivered.
+// A request history has recorded is delivered even if this workflow is
+// canceled meanwhile: there is no cancel().
+class [[nodiscard]] ExternalFuture : public detail::FutureBase {
+ public:
+  ExternalFuture(std::shared_ptr<detail::Pending> pending, std::string workflow_id)
+      : FutureBase(std::move(pending)), workflow_id_(std::move(workflow_id)) {}
+  void await_resume() const {
+    if (pending_->canceled) throw CanceledError(pending_->name + " was canceled");
+    if (pending_->failure) {
+      throw ExternalWorkflowError(workflow_id_, pending_->failure->message(), pending_->failure->type());
+    }
+  }
+
+ private:
+  std::string workflow_id_;
 };
 
 namespace detail {

@@ -1,6 +1,7 @@
 // How workflow code asks for work to run: ActivityOptions (no default: an
 // activity needs a timeout) and ChildWorkflowOptions. Two unrelated types,
-// so one cannot be passed where the other belongs.
+// so one cannot be passed where the other belongs. ExternalWorkflow names the
+// target of a signal or cancel request to another workflow.
 #pragma once
 
 #include <chrono>
@@ -118,6 +119,40 @@ class ChildWorkflowOptions {
   std::string id_, task_queue_;
   std::chrono::nanoseconds execution_timeout_{0}, run_timeout_{0};
   ParentClose parent_close_ = ParentClose::kTerminate;
+};
+
+// The workflow ctx.signal_external / ctx.cancel_external sends to: a
+// workflow id (its current run, following continue-as-new), or an id and a
+// run id; child_workflow_only() has the server deliver only to a child of
+// this run (NOT_CHILD otherwise).
+//   ctx.signal_external("order-7", amend, change);
+//   ctx.cancel_external(reprise::ExternalWorkflow(child.workflow_id()).child_workflow_only());
+// A class with constructors, not an aggregate: g++ 12 destroys an aggregate
+// temporary twice when it is built inside a co_await expression.
+class ExternalWorkflow {
+ public:
+  // Implicit, so a workflow id will do where an ExternalWorkflow is expected.
+  ExternalWorkflow(std::string workflow_id, std::string run_id = "")
+      : workflow_id_(std::move(workflow_id)), run_id_(std::move(run_id)) {}
+  ExternalWorkflow(const char* workflow_id) : ExternalWorkflow(std::string(workflow_id)) {}
+  ExternalWorkflow& child_workflow_only(bool only = true) {
+    child_workflow_only_ = only;
+    return *this;
+  }
+
+  const std::string& workflow_id() const { return workflow_id_; }
+  const std::string& run_id() const { return run_id_; }
+  // Signal or cancel-request command attributes.
+  template <typename Attributes>
+  void apply(Attributes& a) const {
+    a.mutable_execution()->set_workflow_id(workflow_id_);
+    a.mutable_execution()->set_run_id(run_id_);
+    a.set_child_workflow_only(child_workflow_only_);
+  }
+
+ private:
+  std::string workflow_id_, run_id_;
+  bool child_workflow_only_ = false;
 };
 
 }  // namespace reprise

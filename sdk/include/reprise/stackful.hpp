@@ -155,6 +155,15 @@ class StackfulContext {
   auto execute_child(const Handle& handle, const Options& options, Args&&... args) {
     return wrap(ctx_.execute_child(handle, options, std::forward<Args>(args)...));
   }
+  // Signals another workflow, or asks it to cancel: .get() returns once the
+  // target has recorded it, or throws ExternalWorkflowError.
+  template <typename T, typename V>
+  Blocking<ExternalFuture> signal_external(const ExternalWorkflow& target, const Signal<T>& signal, const V& value) {
+    return wrap(ctx_.signal_external(target, signal, value));
+  }
+  Blocking<ExternalFuture> cancel_external(const ExternalWorkflow& target, const std::string& reason = "") {
+    return wrap(ctx_.cancel_external(target, reason));
+  }
   // Ends this run and continues as a new one; does not return.
   template <typename Handle, typename... Args>
   [[noreturn]] void continue_as_new(const Handle& workflow, Args&&... args) {

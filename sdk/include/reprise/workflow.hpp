@@ -169,6 +169,38 @@ class WorkflowContext {
     return ActivityFuture<typename Activity<Fn>::result_type>(nullptr);
   }
 
+  // Sends `value` under `signal`'s name to another workflow: a workflow id
+  // (its current run) or an ExternalWorkflow (a run id, child_workflow_only).
+  // The future resolves once the target has recorded the signal, and throws
+  // ExternalWorkflowError (cause NOT_FOUND or NOT_CHILD, naming the target)
+  // when it could not be delivered.
+  //   co_await ctx.signal_external("order-7", amend, change);
+  template <typename T, typename V>
+  ExternalFuture signal_external(const ExternalWorkflow& target, const Signal<T>& signal, const V& value) {
+    constexpr bool matches = std::is_convertible_v<const V&, T>;
+    static_assert(matches, "reprise: ctx.signal_external: the value is not of the Signal<T>'s type T");
+    if constexpr (!matches) {
+      return ExternalFuture(nullptr, target.workflow_id());
+    } else {
+      v1::SignalExternalWorkflowExecutionCommandAttributes a;
+      target.apply(a);
+      a.set_signal_name(signal.name);
+      *a.mutable_input() = to_payloads(static_cast<T>(value));
+      return ExternalFuture(core_.signal_external(std::move(a), cancellable_), target.workflow_id());
+    }
+  }
+
+  // Asks another workflow to cancel (its code sees CanceledError, as after
+  // WorkflowHandle::cancel). The future resolves once the target has
+  // recorded the request, not when it closes; ExternalWorkflowError as for
+  // signal_external.
+  ExternalFuture cancel_external(const ExternalWorkflow& target, const std::string& reason = "") {
+    v1::RequestCancelExternalWorkflowExecutionCommandAttributes a;
+    target.apply(a);
+    a.set_reason(reason);
+    return ExternalFuture(core_.cancel_external(std::move(a), cancellable_), target.workflow_id());
+  }
+
   // Ends this run and continues as a new run of `workflow` (usually this
   // one) with fresh arguments and an empty history:
   //   co_await ctx.continue_as_new(counter, next_state);

@@ -35,11 +35,11 @@ namespace reprise::detail {
 class WorkflowCore;
 
 // The result of something that completes later (an activity, a timer, a
-// signal, a child workflow, a branch): set by the runtime when the event
-// that resolves it is applied; every coroutine awaiting it is then resumed,
-// in the order they began to wait.
+// signal, a child workflow, a request to another workflow, a branch): set by
+// the runtime when the event that resolves it is applied; every coroutine
+// awaiting it is then resumed, in the order they began to wait.
 struct Pending {
-  enum class Kind { kActivity, kTimer, kSignal, kChild, kBranch };
+  enum class Kind { kActivity, kTimer, kSignal, kChild, kExternal, kBranch };
   Kind kind = Kind::kActivity;
   bool ready = false;
   bool canceled = false;     // resolved by cancellation, not by its event
@@ -50,7 +50,9 @@ struct Pending {
   v1::Payloads result;
   std::optional<v1::Failure> failure;
   std::vector<std::coroutine_handle<>> waiters;  // in the order they suspended
-  std::string name;              // for messages: activity type, timer id, signal name, child workflow id
+  // For messages: activity type, timer id, signal name, child workflow id,
+  // "signal 'ping' to workflow 'order-7'" / "cancel request to workflow 'order-7'".
+  std::string name;
   int64_t event_id = 0;          // the event that recorded the command (scheduled, started, initiated)
   WorkflowCore* core = nullptr;  // where cancel() goes
 };
@@ -66,6 +68,12 @@ class WorkflowCore {
   virtual std::shared_ptr<Pending> start_timer(std::chrono::nanoseconds duration, bool cancellable) = 0;
   virtual std::shared_ptr<Pending> start_child(v1::StartChildWorkflowExecutionCommandAttributes attributes,
                                                bool cancellable) = 0;
+  // A signal to another workflow, or a request that it cancel: resolved when
+  // history records that the target took it, failed when it records why not.
+  virtual std::shared_ptr<Pending> signal_external(v1::SignalExternalWorkflowExecutionCommandAttributes attributes,
+                                                   bool cancellable) = 0;
+  virtual std::shared_ptr<Pending> cancel_external(
+      v1::RequestCancelExternalWorkflowExecutionCommandAttributes attributes, bool cancellable) = 0;
   // The next value of signal `name`: one already received and not yet taken,
   // or the next to arrive. Signals are delivered in history order, none lost.
   virtual std::shared_ptr<Pending> next_signal(const std::string& name, bool cancellable) = 0;

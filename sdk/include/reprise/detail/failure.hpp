@@ -23,6 +23,8 @@ inline v1::Failure failure_of(const std::exception& e) {
   } else if (const auto* child = dynamic_cast<const ChildWorkflowError*>(&e)) {
     f.set_kind(v1::FAILURE_KIND_CHILD_WORKFLOW);
     f.set_type(child->cause_type());
+  } else if (const auto* external = dynamic_cast<const ExternalWorkflowError*>(&e)) {
+    f.set_type(external->cause());
   } else if (dynamic_cast<const CanceledError*>(&e)) {
     f.set_kind(v1::FAILURE_KIND_CANCELED);
   }
