@@ -147,6 +147,44 @@ TEST(Sdk, EmbeddedModeRunsTheSameWorkflowsWithNoServer) {
   }
 }
 
+// Approves one cart, asks another to cancel, then approves a cart that is not there.
+Workflow<std::string> manager(WorkflowContext& ctx, std::string approve_id, std::string cancel_id) {
+  const Approval yes{"manager", true};
+  co_await ctx.signal_external(approve_id, approve, yes);
+  co_await ctx.cancel_external(cancel_id, "abandoned");
+  try {
+    co_await ctx.signal_external("cart-404", approve, yes);
+  } catch (const ExternalWorkflowError& e) {
+    co_return e.cause() + " " + e.workflow_id();
+  }
+  co_return "all delivered";
+}
+inline constexpr WorkflowDef<&manager> manager_wf{"manager"};
+
+TEST(Sdk, AWorkflowSignalsAndCancelsOtherWorkflowsThroughTheServer) {
+  TempDir dir;
+  Server server(dir.file("external.db"));
+  auto connection = Connection::remote(server.address());
+  Worker worker(connection, {.task_queue = "carts", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(cart_wf);
+  worker.register_workflow(manager_wf);
+  worker.start();
+  Client client(connection);
+  auto approved = client.start(cart_wf, {.id = "cart-a", .task_queue = "carts"}, int64_t{0});
+  auto abandoned = client.start(cart_wf, {.id = "cart-b", .task_queue = "carts"}, int64_t{0});
+  auto run =
+      client.start(manager_wf, {.id = "manager", .task_queue = "carts"}, std::string("cart-a"), std::string("cart-b"));
+  EXPECT_EQ(run.result(20s), "NOT_FOUND cart-404");
+  EXPECT_EQ(approved.result(20s), "approved by manager, total 0") << "the typed signal reached the cart's wait";
+  try {
+    abandoned.result(20s);
+    FAIL() << "the cart asked to cancel did not end as canceled";
+  } catch (const WorkflowFailedError& e) {
+    EXPECT_EQ(std::string(e.what()), "workflow 'cart-b' was canceled");
+  }
+  worker.stop();
+}
+
 std::atomic<int> step_runs{0};
 std::string step(ActivityContext&, int64_t n) { return std::to_string(n); }
 inline constexpr Activity<&step> step_activity{"step"};

@@ -65,6 +65,71 @@ Workflow<std::string> alarm(WorkflowContext& ctx) {
 }
 inline constexpr WorkflowDef<&alarm> alarm_wf{"alarm"};
 
+inline constexpr Signal<int64_t> deposit{"deposit"};
+
+// Waits for a deposit; a cancel request ends the wait (and the workflow, as canceled).
+Workflow<int64_t> account(WorkflowContext& ctx) { co_return co_await ctx.wait(deposit); }
+inline constexpr WorkflowDef<&account> account_wf{"account"};
+
+// Deposits into one account, asks another to cancel, then tries one that is not there.
+Workflow<std::string> teller(WorkflowContext& ctx, std::string to, std::string close, std::string missing) {
+  co_await ctx.signal_external(to, deposit, 250);
+  co_await ctx.cancel_external(close, "closing");
+  try {
+    co_await ctx.signal_external(missing, deposit, 1);
+  } catch (const ExternalWorkflowError& e) {
+    co_return std::string(e.what()) + " [" + e.cause() + "]";
+  }
+  co_return "delivered";
+}
+inline constexpr WorkflowDef<&teller> teller_wf{"teller"};
+
+// The same workflow, changed: it closes the account before depositing.
+Workflow<std::string> teller_reordered(WorkflowContext& ctx, std::string to, std::string close, std::string) {
+  co_await ctx.cancel_external(close, "closing");
+  co_await ctx.signal_external(to, deposit, 250);
+  co_return "delivered";
+}
+inline constexpr WorkflowDef<&teller_reordered> teller_reordered_wf{"teller"};
+
+TEST(TestEnvironment, WorkflowsSignalAndCancelOtherWorkflowsAndTheSenderReplays) {
+  testing::TestEnvironment env;
+  Worker worker(env.connection(), {.task_queue = "t", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(account_wf);
+  worker.register_workflow(teller_wf);
+  worker.start();
+  Client client(env.connection());
+  auto open = client.start(account_wf, {.id = "acct-1", .task_queue = "t"});
+  auto closing = client.start(account_wf, {.id = "acct-2", .task_queue = "t"});
+  auto sender = client.start(teller_wf, {.id = "teller", .task_queue = "t"}, std::string("acct-1"),
+                             std::string("acct-2"), std::string("acct-404"));
+  EXPECT_EQ(sender.result(20s),
+            "signal 'deposit' to workflow 'acct-404' failed: NOT_FOUND (no such workflow, or it is closed) "
+            "[NOT_FOUND]");
+  EXPECT_EQ(open.result(20s), 250) << "the typed value reached the target's wait";
+  try {
+    closing.result(20s);
+    FAIL() << "the account asked to cancel did not end as canceled";
+  } catch (const WorkflowFailedError& e) {
+    EXPECT_EQ(std::string(e.what()), "workflow 'acct-2' was canceled");
+  }
+  worker.stop();
+
+  engine::testing::TempDir dir;
+  client.export_history("teller", dir.file("teller.json"));
+  EXPECT_NO_THROW(testing::replay(dir.file("teller.json"), teller_wf));
+  try {
+    testing::replay(dir.file("teller.json"), teller_reordered_wf);
+    FAIL() << "the reordered code replayed";
+  } catch (const NonDeterminismError& e) {
+    EXPECT_NE(std::string(e.what()).find("history has SignalExternalWorkflowExecutionInitiated 'deposit' "
+                                         "(workflow id acct-1), the workflow code did "
+                                         "RequestCancelExternalWorkflowExecution (workflow id acct-2) now"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TestEnvironment, TimeStandsStillWhileTheTestDoesSomethingElse) {
   testing::TestEnvironment env;
   Worker worker(env.connection(), {.task_queue = "t", .workflow_threads = 1, .activity_threads = 1});
