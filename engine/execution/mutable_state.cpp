@@ -650,7 +650,6 @@ Result<Transition> MutableState::finish(history::EventBatchCodec& codec) {
     CurrentRun run{key_.namespace_id, key_.workflow_id, key_.run_id, state_.status(), state_.start_request_id()};
     t.current_runs.push_back({std::move(run), key_.run_id});
   }
-  appended_ = builder_.take();
   return t;
 }
 

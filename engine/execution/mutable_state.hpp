@@ -159,8 +159,6 @@ class MutableState {
   // Workflow tasks for workers' sticky queues: handed to matching after the
   // commit, never stored.
   const std::vector<TaskRecord>& sticky_tasks() const { return sticky_tasks_; }
-  // Events this transition appends (valid after finish()).
-  const std::vector<v1::HistoryEvent>& new_events() const { return appended_; }
   const internal::ExecutionState& state() const { return state_; }
   const ExecutionKey& key() const { return key_; }
   int64_t next_event_id() const { return builder_.next_event_id(); }
@@ -253,7 +251,6 @@ class MutableState {
   TimePoint now_;
   const EngineConfig& config_;
   history::HistoryBuilder builder_;
-  std::vector<v1::HistoryEvent> appended_;
   std::vector<TaskRecord> tasks_;
   std::vector<TaskRecord> sticky_tasks_;
   std::vector<TimerRecord> timers_;

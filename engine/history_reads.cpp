@@ -1,0 +1,167 @@
+// Reading history: pages of events for GetHistory and for the tasks the
+// engine hands out, and history long-polls, which wait on an execution's
+// watcher list until a commit changes it.
+#include "engine/engine.hpp"
+#include "engine/request_validation.hpp"
+#include "history/proto_time.hpp"
+
+namespace reprise::engine {
+
+namespace {
+
+constexpr int kHistoryPageDefault = 1000;
+
+std::string encode_page(int64_t next_event_id) { return std::to_string(next_event_id); }
+
+}  // namespace
+
+Status Engine::fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
+                            int64_t& next_event_id) {
+  thread_local history::EventBatchCodec codec;  // every poll reads history: keep the zstd contexts
+  next_event_id = first_event_id;
+  while (out.events_size() < max_events) {
+    Result<std::vector<HistoryBatch>> batches = store_.read_history(key, next_event_id, 16);
+    if (!batches) return batches.status();
+    if (batches->empty()) break;
+    for (const HistoryBatch& b : *batches) {
+      v1::History page;
+      REPRISE_RETURN_IF_ERROR(codec.decode(b.data, page));
+      for (auto& e : *page.mutable_events()) {
+        if (e.event_id() < next_event_id || out.events_size() >= max_events) continue;
+        next_event_id = e.event_id() + 1;
+        *out.add_events() = std::move(e);
+      }
+      if (out.events_size() >= max_events) break;
+    }
+  }
+  return Status::ok();
+}
+
+void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply,
+                         std::shared_ptr<PollTicket> ticket) {
+  if (Status s = validate_request(request); !s) return reply(s);
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  Result<ExecutionKey> resolved = resolve(ns, request.workflow_execution());
+  if (!resolved) return reply(resolved.status());
+  const ExecutionKey key = *resolved;
+  int64_t first = request.first_event_id() > 0 ? request.first_event_id() : 1;
+  if (!request.next_page_token().empty()) {
+    try {
+      first = std::stoll(request.next_page_token());
+    } catch (const std::exception&) {
+      return reply(Status::invalid_argument("next_page_token is malformed"));
+    }
+  }
+  const int max_events = request.maximum_page_size() > 0 ? request.maximum_page_size() : kHistoryPageDefault;
+  const auto wait = std::min<std::chrono::milliseconds>(
+      request.wait_timeout().seconds() > 0 || request.wait_timeout().nanos() > 0
+          ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.wait_timeout()))
+          : options_.poll_timeout,
+      options_.max_history_wait);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  OperationRef in_flight = begin_op();
+  if (!in_flight) return reply(Status::unavailable("the server is shutting down"));
+  // Exactly one answer, whoever gives it: the read, the wait's end, shutdown.
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  auto wait_deadline = std::make_shared<std::atomic<DeadlineScheduler::Id>>(0);
+  auto finish = [this, answered, wait_deadline, reply, in_flight](Result<v1::GetHistoryResponse> r) {
+    if (answered->exchange(true)) return;
+    // The deadline holds the waiting closure: it goes now, not when due.
+    deadlines_.cancel(wait_deadline->load());
+    reply(std::move(r));
+    in_flight->end();  // a poll ticket may keep this closure long after
+  };
+
+  // Reads what is there; when the caller wants to wait and nothing new is
+  // there yet, parks until the execution changes or the wait ends.
+  auto attempt = std::make_shared<std::function<void()>>();
+  auto watch_id = std::make_shared<std::atomic<uint64_t>>(0);
+  *attempt = [this, key, first, max_events, request, finish, answered, deadline, watch_id,
+              attempt_weak = std::weak_ptr(attempt)] {
+    if (answered->load()) return;
+    if (closing()) return finish(v1::GetHistoryResponse());
+    auto again = attempt_weak.lock();
+    if (!again) return;
+    if (request.wait_new_event()) {
+      // Watch before reading: a change committed after the read would
+      // otherwise wake nobody until the deadline.
+      const uint64_t id = watch(key, [this, again] { executor_.post([again] { (*again)(); }); });
+      watch_id->store(id);
+    }
+    auto done = [&](Result<v1::GetHistoryResponse> r) {
+      unwatch(key, watch_id->load());
+      finish(std::move(r));
+    };
+    Result<ExecutionRecord> record = store_.get_execution(key);
+    if (!record) return done(record.status());
+    const bool closed = record->status != v1::WORKFLOW_EXECUTION_STATUS_RUNNING;
+    v1::GetHistoryResponse out;
+    int64_t next = first;
+    if (request.close_event_only()) {
+      if (closed) next = record->next_event_id - 1;
+      if (closed || !request.wait_new_event()) {
+        if (Status s = fill_history(key, next, 1, *out.mutable_history(), next); !s) return done(s);
+        if (!closed) out.clear_history();
+        return done(out);
+      }
+    } else {
+      if (Status s = fill_history(key, first, max_events, *out.mutable_history(), next); !s) return done(s);
+      const bool more = next < record->next_event_id;
+      if (out.history().events_size() > 0 || closed || !request.wait_new_event()) {
+        if (more) out.set_next_page_token(encode_page(next));
+        return done(out);
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return done(v1::GetHistoryResponse());
+    // Parked: the watch wakes this again. If the wait ended meanwhile, the
+    // watcher goes now rather than at the next change.
+    if (answered->load()) unwatch(key, watch_id->load());
+  };
+  // The wait ends at its deadline or when the caller goes away; either way
+  // the watcher goes too.
+  auto give_up = [this, key, finish, watch_id] {
+    finish(v1::GetHistoryResponse());
+    unwatch(key, watch_id->load());
+  };
+  // Holding `attempt` keeps the waiting closure alive until the wait ends.
+  wait_deadline->store(deadlines_.schedule(deadline, [give_up, attempt] { give_up(); }));
+  if (ticket) ticket->on_cancel(give_up);
+  (*attempt)();
+}
+
+uint64_t Engine::watch(const ExecutionKey& key, std::function<void()> wake) {
+  std::lock_guard lock(watch_mu_);
+  const uint64_t id = next_watch_id_++;
+  watchers_[key].emplace(id, std::move(wake));
+  return id;
+}
+
+size_t Engine::parked_history_waits() {
+  std::lock_guard lock(watch_mu_);
+  size_t n = 0;
+  for (const auto& [key, waits] : watchers_) n += waits.size();
+  return n;
+}
+
+void Engine::unwatch(const ExecutionKey& key, uint64_t id) {
+  std::lock_guard lock(watch_mu_);
+  auto it = watchers_.find(key);
+  if (it == watchers_.end()) return;
+  it->second.erase(id);
+  if (it->second.empty()) watchers_.erase(it);
+}
+
+void Engine::wake_watchers(const ExecutionKey& key) {
+  std::map<uint64_t, std::function<void()>> woken;
+  {
+    std::lock_guard lock(watch_mu_);
+    auto it = watchers_.find(key);
+    if (it == watchers_.end()) return;
+    woken = std::move(it->second);
+    watchers_.erase(it);
+  }
+  for (auto& [id, w] : woken) w();
+}
+
+}  // namespace reprise::engine

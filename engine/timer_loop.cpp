@@ -1,0 +1,125 @@
+// The timer loop: one thread that waits for the earliest durable timer row,
+// fires what is due (each as a transition of its execution), moves back a
+// timer that keeps failing, and runs blob collection now and then.
+#include "engine/engine.hpp"
+#include "engine/log.hpp"
+#include "history/proto_time.hpp"
+#include "history/stored_proto.hpp"
+
+namespace reprise::engine {
+
+namespace {
+
+// How far back a timer that keeps failing moves at most: parked, but still
+// retried (and logged) now and then.
+constexpr std::chrono::nanoseconds kMaxTimerPostpone = std::chrono::minutes(10);
+
+}  // namespace
+
+void Engine::check_timers() {
+  {
+    std::lock_guard lock(timer_mu_);
+    timer_check_requested_ = true;
+  }
+  timer_cv_.notify_all();
+}
+
+void Engine::collect_blob_garbage_if_due() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_blob_gc_) return;
+  next_blob_gc_ = now + options_.blob_gc_interval;
+  Result<GcStats> gc = store_.blobs().collect_garbage(options_.blob_gc_grace);
+  if (!gc) {
+    log::error("blob garbage collection failed", {{"error", gc.status().to_string()}});
+  } else if (gc->blobs_deleted > 0 || gc->uploads_abandoned > 0) {
+    log::info("blob garbage collected", {{"blobs", std::to_string(gc->blobs_deleted)},
+                                         {"bytes", std::to_string(gc->bytes_freed)},
+                                         {"abandoned_uploads", std::to_string(gc->uploads_abandoned)}});
+  }
+}
+
+void Engine::timer_loop() {
+  next_blob_gc_ = std::chrono::steady_clock::now() + options_.blob_gc_interval;
+  std::unique_lock lock(timer_mu_);
+  while (!stopping_) {
+    timer_check_requested_ = false;
+    lock.unlock();
+    collect_blob_garbage_if_due();
+    Result<std::vector<TimerRecord>> due = store_.due_timers(clock_.now(), 256);
+    Result<std::optional<TimePoint>> next = store_.next_timer_time();
+    lock.lock();
+    std::vector<TimerRecord> launch;
+    if (due) {
+      for (TimerRecord& t : *due) {
+        if (timers_in_flight_.insert(t.timer_id).second) launch.push_back(std::move(t));
+      }
+    }
+    if (!launch.empty()) {
+      lock.unlock();
+      for (TimerRecord& t : launch) fire(std::move(t));
+      lock.lock();
+      continue;
+    }
+    // Sleep until the next timer is due (re-checking at least every second,
+    // since the clock may be moved by hand) or until asked to look again.
+    auto wait = std::chrono::milliseconds(1000);
+    if (next && next->has_value() && (!due || due->empty())) {
+      const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(**next - clock_.now());
+      wait = std::clamp(until, std::chrono::milliseconds(0), wait);
+    }
+    timer_cv_.wait_for(lock, wait, [this] { return stopping_ || timer_check_requested_; });
+  }
+}
+
+void Engine::fire(TimerRecord timer) {
+  internal::TimerTask task;
+  task.ParseFromString(timer.payload);
+  const int64_t id = timer.timer_id;
+  const ExecutionKey key = timer.execution;  // `timer` moves into the callback
+  transition(
+      key, [task](MutableState& ms) { return ms.fire_timer(task).status(); },
+      [id](Transition& t) { t.remove_timers.push_back(id); },
+      [this, timer = std::move(timer), task](Result<MutableState*> r) mutable {
+        const StatusCode code = r.is_ok() ? StatusCode::kOk : r.status().code();
+        // A lost race (ABORTED) or a closing server is retried on the next
+        // pass; anything else will fail again the same way.
+        const bool permanent = code != StatusCode::kOk && code != StatusCode::kNotFound &&
+                               code != StatusCode::kAborted && code != StatusCode::kUnavailable;
+        if (permanent) return postpone_timer(std::move(timer), std::move(task), r.status());
+        finish_timer(timer.timer_id, code == StatusCode::kOk || code == StatusCode::kNotFound);
+      });
+}
+
+void Engine::postpone_timer(TimerRecord timer, internal::TimerTask task, const Status& error) {
+  // The due-timer window is the oldest rows first: a row that fails on every
+  // try must move back, or enough of them stop every timer on the server.
+  task.set_fire_failures(task.fire_failures() + 1);
+  const std::chrono::nanoseconds delay = std::min<std::chrono::nanoseconds>(
+      std::chrono::seconds(int64_t{1} << std::min(task.fire_failures(), 20)), kMaxTimerPostpone);
+  log::error("timer failed; postponed",
+             {{"workflow_id", timer.execution.workflow_id},
+              {"run_id", timer.execution.run_id},
+              {"kind", std::to_string(task.kind())},
+              {"failures", std::to_string(task.fire_failures())},
+              {"retry_in_s", std::to_string(std::chrono::duration_cast<std::chrono::seconds>(delay).count())},
+              {"error", error.to_string()}});
+  const int64_t id = timer.timer_id;
+  Transition t;
+  t.remove_timers.push_back(id);
+  timer.timer_id = 0;  // a new row
+  timer.fire_at = clock_.now() + delay;
+  timer.payload = task.SerializeAsString();
+  t.add_timers.push_back(std::move(timer));
+  commit(std::move(t), [this, id](Result<CommitResult> r) { finish_timer(id, r.is_ok()); });
+}
+
+void Engine::finish_timer(int64_t timer_id, bool look_again) {
+  {
+    std::lock_guard lock(timer_mu_);
+    timers_in_flight_.erase(timer_id);
+    if (look_again) timer_check_requested_ = true;
+  }
+  timer_cv_.notify_all();
+}
+
+}  // namespace reprise::engine

@@ -1,0 +1,226 @@
+// The worker side of the workflow service: polls for workflow and activity
+// tasks, and the outcomes workers report on the tasks they hold (workflow
+// task completion and failure, heartbeats, activity results).
+#include <climits>
+
+#include "engine/engine.hpp"
+#include "engine/log.hpp"
+#include "engine/request_validation.hpp"
+#include "history/enum_name.hpp"
+#include "history/proto_time.hpp"
+#include "history/stored_proto.hpp"
+
+namespace reprise::engine {
+
+void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::PollWorkflowTaskResponse> reply,
+                                std::shared_ptr<PollTicket> ticket) {
+  if (Status s = validate_request(request); !s) return reply(s);
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
+  poll_task<v1::PollWorkflowTaskResponse>(
+      {{ns, TaskKind::kWorkflowTask, request.task_queue().name()},
+       request.identity(),
+       poll_deadline(),
+       std::move(ticket)},
+      std::move(reply),
+      [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollWorkflowTaskResponse& out) {
+        return ms.start_workflow_task(p, who, out);
+      },
+      [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollWorkflowTaskResponse& out) {
+        // The sticky worker has the workflow cached up to its last task.
+        const int64_t first = payload.sticky() ? out.previous_started_event_id() + 1 : 1;
+        v1::History transient;  // a retry's own events, not written yet: they go last
+        transient.Swap(out.mutable_history());
+        int64_t next = 0;
+        REPRISE_RETURN_IF_ERROR(fill_history(task.execution, first, INT_MAX, *out.mutable_history(), next));
+        for (auto& e : *transient.mutable_events()) *out.mutable_history()->add_events() = std::move(e);
+        return Status::ok();
+      });
+}
+
+void Engine::poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::PollActivityTaskResponse> reply,
+                                std::shared_ptr<PollTicket> ticket) {
+  if (Status s = validate_request(request); !s) return reply(s);
+  std::string ns = request.namespace_();
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
+  poll_task<v1::PollActivityTaskResponse>(
+      {{ns, TaskKind::kActivityTask, request.task_queue().name()},
+       request.identity(),
+       poll_deadline(),
+       std::move(ticket)},
+      std::move(reply),
+      [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollActivityTaskResponse& out) {
+        return ms.start_activity(p, who, out);
+      },
+      [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollActivityTaskResponse& out) {
+        // The input lives in the scheduled event, not in the state: read it.
+        v1::History scheduled;
+        int64_t next = 0;
+        REPRISE_RETURN_IF_ERROR(fill_history(task.execution, payload.scheduled_event_id(), 1, scheduled, next));
+        if (scheduled.events_size() == 1) *out.mutable_input() = scheduled.events(0).activity_task_scheduled().input();
+        return Status::ok();
+      });
+}
+
+template <typename Response>
+void Engine::poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response> start, FillTask<Response> fill) {
+  auto again = [=, this] { poll_task(spec, reply, start, fill); };
+  const Matching::PollId id = matching_.poll(spec.queue, spec.deadline, [=, this](std::optional<TaskRecord> task) {
+    if (!task) return reply(Response());
+    if (spec.ticket && spec.ticket->canceled()) {
+      // The poller went away: the task goes to the next one, untouched.
+      matching_.add(std::move(*task));
+      return reply(Response());
+    }
+    internal::TaskPayload payload;
+    payload.ParseFromString(task->payload);
+    if constexpr (std::is_same_v<Response, v1::PollWorkflowTaskResponse>) {
+      if (payload.query_id() != 0) return start_query_task(*task, payload, reply, again);
+    }
+    auto response = std::make_shared<Response>();
+    auto applied = std::make_shared<Applied>(Applied::kStale);
+    transition(
+        task->execution,
+        [=](MutableState& ms) {
+          Result<Applied> a = start(ms, payload, spec.identity, *response);
+          if (!a) return a.status();
+          *applied = *a;
+          return Status::ok();
+        },
+        [id = task->task_id](Transition& t) {
+          if (id > 0) t.remove_tasks.push_back(id);  // memory-only tasks have no row
+        },
+        [=, this](Result<MutableState*> r) {
+          if (!r && r.status().code() != StatusCode::kNotFound) {
+            matching_.add(*task);  // its row is still there: keep it available
+            return reply(r.status());
+          }
+          // A stale row (or a vanished execution) was dropped: wait for the next.
+          if (!r || *applied == Applied::kStale) return again();
+          if (Status s = fill(*task, payload, *response); !s) return reply(s);
+          reply(std::move(*response));
+        });
+  });
+  if (spec.ticket) spec.ticket->on_cancel([this, id] { matching_.cancel(id); });
+}
+
+template <typename Response>
+void Engine::on_task_token(const std::string& token_bytes, bool claim_checks,
+                           std::function<Status(MutableState&, const internal::TaskToken&)> op,
+                           std::function<Response()> respond, Reply<Response> reply) {
+  Result<internal::TaskToken> token = MutableState::decode_token(token_bytes);
+  if (!token) return reply(token.status());
+  const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
+  transition(
+      key,
+      [token = *token, claim_checks, op](MutableState& ms) {
+        if (claim_checks) ms.expect_claim_checks();
+        return op(ms, token);
+      },
+      {},
+      [reply, respond](Result<MutableState*> r) {
+        if (!r) return reply(r.status());
+        if (!(*r)->rejection().is_ok()) return reply((*r)->rejection());
+        reply(respond());
+      });
+}
+
+void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
+                                    Reply<v1::CompleteWorkflowTaskResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
+  if (auto query = query_token(request.task_token())) {
+    if (Status s = answer_query(*query, &request, nullptr); !s) return reply(s);
+    return reply(v1::CompleteWorkflowTaskResponse());
+  }
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
+  on_task_token<v1::CompleteWorkflowTaskResponse>(
+      request.task_token(), *refs,
+      [request](MutableState& ms, const internal::TaskToken& t) { return ms.complete_workflow_task(t, request); },
+      [] { return v1::CompleteWorkflowTaskResponse(); }, std::move(reply));
+}
+
+void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
+  if (auto query = query_token(request.task_token())) {
+    if (Status s = answer_query(*query, nullptr, &request); !s) return reply(s);
+    return reply(v1::FailWorkflowTaskResponse());
+  }
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
+  on_task_token<v1::FailWorkflowTaskResponse>(
+      request.task_token(), *refs,
+      [request](MutableState& ms, const internal::TaskToken& t) {
+        REPRISE_RETURN_IF_ERROR(ms.fail_workflow_task(t, request));
+        // Blocked workflows are what an operator looks for: say why, every time.
+        log::warn("workflow task failed", {{"workflow_id", t.workflow_id()},
+                                           {"run_id", t.run_id()},
+                                           {"attempt", std::to_string(t.attempt())},
+                                           {"cause", enum_name(request.cause())},
+                                           {"message", request.failure().message()}});
+        return Status::ok();
+      },
+      [] { return v1::FailWorkflowTaskResponse(); }, std::move(reply));
+}
+
+void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
+  auto cancel_requested = std::make_shared<bool>(false);
+  on_task_token<v1::HeartbeatActivityResponse>(
+      request.task_token(), *refs,
+      [request, cancel_requested](MutableState& ms, const internal::TaskToken& t) {
+        Result<bool> r = ms.heartbeat_activity(t, request.details());
+        if (!r) return r.status();
+        *cancel_requested = *r;
+        return Status::ok();
+      },
+      [cancel_requested] {
+        v1::HeartbeatActivityResponse out;
+        out.set_cancel_requested(*cancel_requested);
+        return out;
+      },
+      std::move(reply));
+}
+
+void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
+  on_task_token<v1::CompleteActivityResponse>(
+      request.task_token(), *refs,
+      [request](MutableState& ms, const internal::TaskToken& t) {
+        return ms.complete_activity(t, request.result(), request.identity());
+      },
+      [] { return v1::CompleteActivityResponse(); }, std::move(reply));
+}
+
+void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
+  on_task_token<v1::FailActivityResponse>(
+      request.task_token(), *refs,
+      [request](MutableState& ms, const internal::TaskToken& t) {
+        return ms.fail_activity(t, request.failure(), request.last_heartbeat_details(), request.identity());
+      },
+      [] { return v1::FailActivityResponse(); }, std::move(reply));
+}
+
+void Engine::report_activity_canceled(v1::ReportActivityCanceledRequest request,
+                                      Reply<v1::ReportActivityCanceledResponse> reply) {
+  if (Status s = validate_request(request); !s) return reply(s);
+  Result<bool> refs = claim_check_.offload(request);
+  if (!refs) return reply(refs.status());
+  on_task_token<v1::ReportActivityCanceledResponse>(
+      request.task_token(), *refs,
+      [request](MutableState& ms, const internal::TaskToken& t) {
+        return ms.report_activity_canceled(t, request.details(), request.identity());
+      },
+      [] { return v1::ReportActivityCanceledResponse(); }, std::move(reply));
+}
+
+}  // namespace reprise::engine
