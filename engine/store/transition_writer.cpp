@@ -140,6 +140,9 @@ Status TransitionWriter::apply(const Transition& t, CommitResult& result) {
   for (const CurrentRunWrite& w : t.current_runs) REPRISE_RETURN_IF_ERROR(apply_current_run(w));
   REPRISE_RETURN_IF_ERROR(apply_tasks(t, result));
   REPRISE_RETURN_IF_ERROR(apply_timers(t, result));
+  for (const ExecutionWrite& w : t.executions) {
+    if (w.status != v1::WORKFLOW_EXECUTION_STATUS_RUNNING) REPRISE_RETURN_IF_ERROR(drop_pending_work(w.key));
+  }
   for (const VisibilityRecord& v : t.visibility) REPRISE_RETURN_IF_ERROR(apply_visibility(v));
   for (const BlobReference& r : t.add_blob_refs) REPRISE_RETURN_IF_ERROR(apply_blob_ref(r));
   return Status::ok();
@@ -305,6 +308,20 @@ Status TransitionWriter::apply_blob_ref(const BlobReference& r) {
       "INSERT INTO blob_refs (sha256, namespace, workflow_id, run_id) VALUES (?4, ?1, ?2, ?3) ON CONFLICT DO NOTHING");
   if (!s) return s.status();
   return bind_key(*s, r.owner).bind_blob(4, hash).run();
+}
+
+Status TransitionWriter::drop_pending_work(const ExecutionKey& key) {
+  static const std::string kDeletes[] = {
+      "DELETE FROM tasks WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3 AND kind != " +
+          std::to_string(static_cast<int>(TaskKind::kTransfer)),
+      "DELETE FROM timers WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3",
+  };
+  for (const std::string& sql : kDeletes) {
+    Result<Statement> s = db_->prepare(sql.c_str());
+    if (!s) return s.status();
+    REPRISE_RETURN_IF_ERROR(bind_key(*s, key).run());
+  }
+  return Status::ok();
 }
 
 Status TransitionWriter::delete_execution(const ExecutionKey& key) {

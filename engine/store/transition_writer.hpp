@@ -60,6 +60,10 @@ class TransitionWriter {
   Status apply_visibility(const VisibilityRecord& v);
   Status apply_blob_ref(const BlobReference& r);
   Status delete_execution(const ExecutionKey& key);
+  // A closed run's workflow-task and activity-task rows and timers: no use
+  // any more, dropped so a restart does not load them only to find them
+  // stale. Its transfer rows stay (they carry the close to others).
+  Status drop_pending_work(const ExecutionKey& key);
 
   std::unique_ptr<SqliteDb> db_;
   const int max_batch_;

@@ -276,5 +276,49 @@ TEST(HostileInput, AWorkflowRetryPolicyIsRefusedWhereverItIsAsked) {
       << s.error_message();
 }
 
+int rows_of_closed_runs(const std::string& db, const std::string& table) {
+  sqlite3* conn = nullptr;
+  EXPECT_EQ(sqlite3_open(db.c_str(), &conn), SQLITE_OK);
+  const std::string sql = "SELECT count(*) FROM " + table +
+                          " t JOIN executions e USING (namespace, workflow_id, run_id) WHERE e.status != " +
+                          std::to_string(v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(conn, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(conn);
+  EXPECT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  const int n = sqlite3_column_int(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(conn);
+  return n;
+}
+
+// A run that closes with work pending (an activity waiting for a worker, a
+// timer, its timeouts) leaves no task or timer rows behind for every later
+// start to load and find stale.
+TEST(HostileInput, AClosedRunLeavesNoTaskOrTimerRowsBehind) {
+  TempDir dir;
+  const std::string db = dir.file("closed.db");
+  {
+    Server server(db);
+    for (int i = 0; i < 20; ++i) {
+      const std::string id = "busy-" + std::to_string(i);
+      v1::StartWorkflowResponse started;
+      ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request(id), &started).ok());
+      auto task = poll_workflow(server.stub());
+      v1::Command timer;
+      timer.set_command_type(v1::COMMAND_TYPE_START_TIMER);
+      timer.mutable_start_timer()->set_timer_id("t");
+      timer.mutable_start_timer()->mutable_start_to_fire_timeout()->set_seconds(3600);
+      ASSERT_TRUE(complete(server.stub(), task.task_token(), {schedule("1"), timer}).ok());
+      v1::TerminateWorkflowRequest end;
+      end.mutable_workflow_execution()->set_workflow_id(id);
+      v1::TerminateWorkflowResponse ended;
+      ASSERT_TRUE(call(server.stub(), &Stub::TerminateWorkflow, end, &ended).ok());
+    }
+    ASSERT_EQ(server.terminate(), 0);
+  }
+  EXPECT_EQ(rows_of_closed_runs(db, "tasks"), 0);
+  EXPECT_EQ(rows_of_closed_runs(db, "timers"), 0);
+}
+
 }  // namespace
 }  // namespace reprise
