@@ -141,14 +141,17 @@ TEST(Races, ACancelThatCrossesTheEventItCancelsIsAccepted) {
   v1::Command timer;
   timer.set_command_type(v1::COMMAND_TYPE_START_TIMER);
   timer.mutable_start_timer()->set_timer_id("t");
-  timer.mutable_start_timer()->mutable_start_to_fire_timeout()->set_nanos(300'000'000);
+  // Long enough for the task below to be handed out first even on a loaded
+  // machine; the test then waits for it to fire while the task runs.
+  timer.mutable_start_timer()->mutable_start_to_fire_timeout()->set_seconds(3);
   ASSERT_TRUE(complete(server.stub(), next_workflow_task(server.stub()).task_token(), {timer, schedule("1")}).ok());
   auto activity = next_activity_task(server.stub());
   ASSERT_FALSE(activity.task_token().empty());
 
   ASSERT_TRUE(poke(server.stub(), "crossed").ok());
   auto task = next_workflow_task(server.stub());  // running while the timer fires and the activity completes
-  std::this_thread::sleep_for(1s);
+  for (const auto& e : task.history().events()) ASSERT_FALSE(e.has_timer_fired()) << "the timer fired too early";
+  std::this_thread::sleep_for(4s);
   v1::CompleteActivityRequest done;
   done.set_task_token(activity.task_token());
   v1::CompleteActivityResponse ignored;
