@@ -708,13 +708,12 @@ TEST_F(MutableStateTest, ContinueAsNewClosesTheRunAndStartsTheNextAtomically) {
   EXPECT_EQ(started.original_execution_run_id(), "run-1");
   EXPECT_EQ(started.workflow_type().name(), "checkout") << "unset fields carry over";
   EXPECT_EQ(to_time(started.execution_expiration_time()), t0 + 3600s) << "the execution timeout spans the chain";
-  EXPECT_EQ(pending(TaskKind::kActivityTask), 1u) << "the old run's activity row is left to go stale";
+  EXPECT_EQ(pending(TaskKind::kActivityTask), 0u) << "the old run's activity row goes with its close";
 
   // The new run has its own run timeout: 600 s from its start.
   clock_.advance(600s);
   fire_due_timers();
   EXPECT_EQ(state(k2).status(), v1::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
-  EXPECT_EQ(take(TaskKind::kActivityTask), "") << "stale: its run is closed";
 }
 
 TEST_F(MutableStateTest, ExecutionTimeoutSpansContinueAsNew) {
