@@ -1,26 +1,12 @@
 // Requests that name a workflow by id alone act on its current run, even
 // when that run continues as new while the request waits in its queue.
-#include "engine_fixture.hpp"
 #include "gated_store.hpp"
 
 namespace reprise::engine {
 namespace {
 
-using testing::GatedStore;
-
-class CurrentRunTest : public EngineTest {
+class CurrentRunTest : public GatedEngineTest {
  public:
-  void SetUp() override {
-    EngineTest::SetUp();
-    gate_ = std::make_unique<GatedStore>(*store_);
-    engine_store_ = gate_.get();
-    restart();
-  }
-  void TearDown() override {
-    engine_.reset();
-    gate_.reset();
-  }
-
   // Starts `id`, then has its first task continue as new with the commit
   // held: the request `send` makes resolves to the old run and waits in its
   // queue. Returns the request's outcome once the continue-as-new commits.
@@ -52,8 +38,6 @@ class CurrentRunTest : public EngineTest {
     auto d = call(&Engine::describe_workflow, r);
     return d ? d->info().execution().run_id() : "";
   }
-
-  std::unique_ptr<GatedStore> gate_;
 };
 
 TEST_F(CurrentRunTest, ASignalQueuedBehindAContinueAsNewReachesTheNewRun) {

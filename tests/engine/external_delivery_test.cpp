@@ -1,27 +1,13 @@
 // A signal one workflow sends another is delivered, then recorded in the
 // sender's history: two commits. A crash between them makes the engine
 // deliver again after restart; the target still records the signal once.
-#include "engine_fixture.hpp"
 #include "gated_store.hpp"
 
 namespace reprise::engine {
 namespace {
 
-using testing::GatedStore;
-
-class ExternalDeliveryTest : public EngineTest {
+class ExternalDeliveryTest : public GatedEngineTest {
  public:
-  void SetUp() override {
-    EngineTest::SetUp();
-    gate_ = std::make_unique<GatedStore>(*store_);
-    engine_store_ = gate_.get();
-    restart();
-  }
-  void TearDown() override {
-    engine_.reset();
-    gate_.reset();
-  }
-
   int signals_in(const std::string& workflow_id) {
     v1::GetHistoryRequest r;
     r.mutable_workflow_execution()->set_workflow_id(workflow_id);
@@ -31,8 +17,6 @@ class ExternalDeliveryTest : public EngineTest {
     for (const auto& e : history->history().events()) n += e.has_workflow_execution_signaled() ? 1 : 0;
     return n;
   }
-
-  std::unique_ptr<GatedStore> gate_;
 };
 
 TEST_F(ExternalDeliveryTest, ADeliveryRepeatedAfterACrashSignalsOnce) {

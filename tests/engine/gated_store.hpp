@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/store/store.hpp"
+#include "engine_fixture.hpp"
 
 namespace reprise::engine::testing {
 
@@ -144,3 +145,26 @@ class GatedStore : public Store {
 };
 
 }  // namespace reprise::engine::testing
+
+namespace reprise::engine {
+
+// The engine fixture with the engine on a GatedStore (`gate_`) over the
+// fixture's real store.
+class GatedEngineTest : public EngineTest {
+ public:
+  void SetUp() override {
+    EngineTest::SetUp();
+    gate_ = std::make_unique<testing::GatedStore>(*store_);
+    engine_store_ = gate_.get();
+    restart();
+  }
+  void TearDown() override {
+    engine_.reset();
+    gate_.reset();
+  }
+
+ protected:
+  std::unique_ptr<testing::GatedStore> gate_;
+};
+
+}  // namespace reprise::engine

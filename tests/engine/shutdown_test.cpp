@@ -1,27 +1,13 @@
 // Shutdown waits for every piece of work the engine started, including work
 // it posted from a pause (a transfer task's retry): nothing runs against a
 // destroyed engine.
-#include "engine_fixture.hpp"
 #include "gated_store.hpp"
 
 namespace reprise::engine {
 namespace {
 
-using testing::GatedStore;
-
-class ShutdownTest : public EngineTest {
+class ShutdownTest : public GatedEngineTest {
  public:
-  void SetUp() override {
-    EngineTest::SetUp();
-    gate_ = std::make_unique<GatedStore>(*store_);
-    engine_store_ = gate_.get();
-    restart();
-  }
-  void TearDown() override {
-    engine_.reset();
-    gate_.reset();
-  }
-  std::unique_ptr<GatedStore> gate_;
 };
 
 TEST_F(ShutdownTest, ATransferRetryInFlightHoldsShutdownUntilItHasRun) {

@@ -1,27 +1,13 @@
 // Transfer tasks that cannot succeed: a child the server refuses to create
 // resolves the parent's command as failed; one that fails for a passing
 // reason is retried ever less often, not every 200 ms forever.
-#include "engine_fixture.hpp"
 #include "gated_store.hpp"
 
 namespace reprise::engine {
 namespace {
 
-using testing::GatedStore;
-
-class TransferTest : public EngineTest {
+class TransferTest : public GatedEngineTest {
  public:
-  void SetUp() override {
-    EngineTest::SetUp();
-    gate_ = std::make_unique<GatedStore>(*store_);
-    engine_store_ = gate_.get();
-    restart();
-  }
-  void TearDown() override {
-    engine_.reset();
-    gate_.reset();
-  }
-
   static v1::Command start_child(const std::string& id, const std::string& type) {
     v1::Command c;
     c.set_command_type(v1::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
@@ -29,8 +15,6 @@ class TransferTest : public EngineTest {
     c.mutable_start_child_workflow_execution()->mutable_workflow_type()->set_name(type);
     return c;
   }
-
-  std::unique_ptr<GatedStore> gate_;
 };
 
 TEST_F(TransferTest, AChildCommandTheServerCouldNotStartFailsItsWorkflowTask) {
