@@ -105,31 +105,36 @@ Status visit_payloads(Message& m, const Visit& visit) {
   return Status::ok();
 }
 
-Status collect(const Message& m, std::vector<history::Sha256Digest>& out) {
-  if (m.GetDescriptor() == v1::Payload::descriptor()) {
-    const auto& p = static_cast<const v1::Payload&>(m);
-    history::Sha256Digest digest{};
-    if (history::is_claim_check(p) && history::digest_from_bytes(p.external().sha256(), digest)) {
-      out.push_back(digest);
-    }
-    return Status::ok();
-  }
+template <typename Visit>
+Status visit_payloads(const Message& m, const Visit& visit) {
+  if (m.GetDescriptor() == v1::Payload::descriptor()) return visit(static_cast<const v1::Payload&>(m));
   const auto* reflection = m.GetReflection();
   std::vector<const FieldDescriptor*> fields;
   reflection->ListFields(m, &fields);
   for (const FieldDescriptor* f : fields) {
     if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE || !may_hold_payload(f->message_type())) continue;
     if (f->is_map()) {
-      REPRISE_RETURN_IF_ERROR(visit_map_values(m, f, [&](const Message& value) { return collect(value, out); }));
+      REPRISE_RETURN_IF_ERROR(
+          visit_map_values(m, f, [&](const Message& value) { return visit_payloads(value, visit); }));
     } else if (f->is_repeated()) {
       for (int i = 0; i < reflection->FieldSize(m, f); ++i) {
-        REPRISE_RETURN_IF_ERROR(collect(reflection->GetRepeatedMessage(m, f, i), out));
+        REPRISE_RETURN_IF_ERROR(visit_payloads(reflection->GetRepeatedMessage(m, f, i), visit));
       }
     } else {
-      REPRISE_RETURN_IF_ERROR(collect(reflection->GetMessage(m, f), out));
+      REPRISE_RETURN_IF_ERROR(visit_payloads(reflection->GetMessage(m, f), visit));
     }
   }
   return Status::ok();
+}
+
+Status collect(const Message& m, std::vector<history::Sha256Digest>& out) {
+  return visit_payloads(m, [&](const v1::Payload& p) {
+    history::Sha256Digest digest{};
+    if (history::is_claim_check(p) && history::digest_from_bytes(p.external().sha256(), digest)) {
+      out.push_back(digest);
+    }
+    return Status::ok();
+  });
 }
 
 std::string mib(int64_t bytes) {
@@ -178,6 +183,16 @@ Result<bool> ClaimCheck::offload(google::protobuf::Message& request) {
   });
   if (!s) return s;
   return referenced;
+}
+
+bool ClaimCheck::touches_blob_store(const google::protobuf::Message& request) const {
+  bool touches = false;
+  // A map this walk does not know fails it: then assume the store is touched.
+  Status walked = visit_payloads(request, [&](const v1::Payload& p) {
+    touches |= history::is_claim_check(p) || p.data().size() >= options_.threshold;
+    return Status::ok();
+  });
+  return touches || !walked.is_ok();
 }
 
 Status collect_claim_checks(const google::protobuf::Message& message, std::vector<history::Sha256Digest>& out) {

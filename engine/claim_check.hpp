@@ -31,6 +31,9 @@ class ClaimCheck {
   // the references it already holds. Returns whether `request` now holds any
   // claim-check reference.
   Result<bool> offload(google::protobuf::Message& request);
+  // Whether offload() would read or write the blob store for `request`: it
+  // holds a claim-check reference or a payload at the threshold or above.
+  bool touches_blob_store(const google::protobuf::Message& request) const;
 
   const ClaimCheckOptions& options() const { return options_; }
 

@@ -28,24 +28,28 @@ void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWor
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_start_request(ns, request, options_.config); !s) return reply(s);
-  if (Result<bool> refs = claim_check_.offload(request); !refs) return reply(refs.status());
-  start_run(std::move(ns), std::move(request), std::nullopt, std::move(reply));
+  after_offload<v1::StartWorkflowRequest>(std::move(request), reply,
+                                          [this, ns, reply](v1::StartWorkflowRequest& request, bool) {
+                                            start_run(ns, std::move(request), std::nullopt, reply);
+                                          });
 }
 
 void Engine::signal_with_start(v1::SignalWithStartRequest request, Reply<v1::StartWorkflowResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.start().namespace_();
   if (Status s = check_start_request(ns, request.start(), options_.config); !s) return reply(s);
-  if (Result<bool> refs = claim_check_.offload(request); !refs) return reply(refs.status());
   if (request.signal_name().empty()) return reply(Status::invalid_argument("signal_name is required"));
-  v1::SignalWorkflowRequest signal;
-  signal.set_namespace_(ns);
-  signal.mutable_workflow_execution()->set_workflow_id(request.start().workflow_id());
-  signal.set_signal_name(request.signal_name());
-  *signal.mutable_input() = request.signal_input();
-  signal.set_identity(request.start().identity());
-  signal.set_request_id(request.start().request_id());
-  start_run(std::move(ns), std::move(*request.mutable_start()), std::move(signal), std::move(reply));
+  after_offload<v1::SignalWithStartRequest>(
+      std::move(request), reply, [this, ns, reply](v1::SignalWithStartRequest& request, bool) {
+        v1::SignalWorkflowRequest signal;
+        signal.set_namespace_(ns);
+        signal.mutable_workflow_execution()->set_workflow_id(request.start().workflow_id());
+        signal.set_signal_name(request.signal_name());
+        *signal.mutable_input() = request.signal_input();
+        signal.set_identity(request.start().identity());
+        signal.set_request_id(request.start().request_id());
+        start_run(ns, std::move(*request.mutable_start()), std::move(signal), reply);
+      });
 }
 
 void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
@@ -129,6 +133,12 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
 
 void Engine::signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
+  on_read_pool(reply, [this, request = std::move(request), reply]() mutable {
+    signal_blocking(std::move(request), std::move(reply));
+  });
+}
+
+void Engine::signal_blocking(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply) {
   Result<bool> refs = claim_check_.offload(request);
   if (!refs) return reply(refs.status());
   std::string ns = request.namespace_();
@@ -150,6 +160,13 @@ void Engine::request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
+  on_read_pool(reply, [this, ns = std::move(ns), request = std::move(request), reply]() mutable {
+    cancel_blocking(std::move(ns), std::move(request), std::move(reply));
+  });
+}
+
+void Engine::cancel_blocking(std::string ns, v1::RequestCancelWorkflowRequest request,
+                             Reply<v1::RequestCancelWorkflowResponse> reply) {
   transition_named(
       ns, request.workflow_execution(),
       [request](MutableState& ms) { return ms.request_cancel(request.reason(), request.identity()); },
@@ -161,6 +178,12 @@ void Engine::request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
 
 void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
+  on_read_pool(reply, [this, request = std::move(request), reply]() mutable {
+    terminate_blocking(std::move(request), std::move(reply));
+  });
+}
+
+void Engine::terminate_blocking(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply) {
   Result<bool> refs = claim_check_.offload(request);
   if (!refs) return reply(refs.status());
   std::string ns = request.namespace_();
@@ -180,6 +203,12 @@ void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::
 
 void Engine::describe_workflow(v1::DescribeWorkflowRequest request, Reply<v1::DescribeWorkflowResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
+  on_read_pool(reply, [this, request = std::move(request), reply]() mutable {
+    describe_blocking(std::move(request), std::move(reply));
+  });
+}
+
+void Engine::describe_blocking(v1::DescribeWorkflowRequest request, Reply<v1::DescribeWorkflowResponse> reply) {
   Result<LoadedExecution> loaded = load_execution(request.namespace_(), request.workflow_execution());
   if (!loaded) return reply(loaded.status());
   const ExecutionKey& key = loaded->key;
@@ -244,6 +273,10 @@ void Engine::list_workflows(v1::ListWorkflowsRequest request, Reply<v1::ListWork
   if (request.has_started_before()) q.started_before = to_time(request.started_before());
   q.page_size = request.page_size() > 0 ? request.page_size() : 100;
   q.page_token = request.next_page_token();
+  on_read_pool(reply, [this, q = std::move(q), reply]() mutable { list_blocking(std::move(q), std::move(reply)); });
+}
+
+void Engine::list_blocking(VisibilityQuery q, Reply<v1::ListWorkflowsResponse> reply) {
   Result<VisibilityPage> page = store_.list_executions(q);
   if (!page) return reply(page.status());
   v1::ListWorkflowsResponse out;

@@ -32,6 +32,7 @@ Status Engine::check_namespace(std::string& namespace_id) {
 Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions options) {
   REPRISE_RETURN_IF_ERROR(options.config.history_limits.validate());
   if (options.executor_threads < 1) return Status::invalid_argument("executor_threads must be at least 1");
+  if (options.read_threads < 1) return Status::invalid_argument("read_threads must be at least 1");
   std::unique_ptr<Engine> engine(new Engine(store, std::move(options)));
   // Rebuild the task queues from the durable task table.
   int64_t after = 0;
@@ -55,6 +56,7 @@ Engine::Engine(Store& store, EngineOptions options)
       clock_(options_.clock != nullptr ? *options_.clock : SystemClock::instance()),
       matching_(deadlines_),
       executor_(options_.executor_threads),
+      read_pool_(options_.read_threads),
       serializer_(executor_),
       claim_check_(store.blobs(), options_.claim_check),
       random_(options_.random_seed != 0 ? options_.random_seed : std::random_device()()),

@@ -80,6 +80,10 @@ struct EngineOptions {
   // A history long-poll waits at most this long, whatever the client asks.
   std::chrono::milliseconds max_history_wait{60'000};
   int executor_threads = 2;
+  // Threads that run the synchronous store work of requests (reads, claim-
+  // check uploads), so a caller's thread (gRPC's) never waits on SQLite. As
+  // many as the store has read connections.
+  int read_threads = 4;
   const Clock* clock = nullptr;  // defaults to the system clock
   uint64_t random_seed = 0;      // run ids; 0 = from std::random_device
   ClaimCheckOptions claim_check;
@@ -225,6 +229,40 @@ class Engine {
   OperationRef nested_op();
   void end_op();
   bool closing();
+  // Runs `work` on the read pool, which may wait on SQLite, so the caller's
+  // thread (a gRPC callback thread) never does; `refuse` gets UNAVAILABLE
+  // instead once the engine is closing.
+  template <typename Refuse>
+  void on_read_pool(const Refuse& refuse, std::function<void()> work) {
+    OperationRef in_flight = begin_op();
+    if (!in_flight) return refuse(Status::unavailable("the server is shutting down"));
+    read_pool_.post([in_flight, work = std::move(work)] { work(); });
+  }
+  // Claim-checks `request` (claim_check.hpp), then runs `then` with it and
+  // whether it holds references; on the read pool when that touches the
+  // blob store (an upload, a reference to look up), inline otherwise.
+  template <typename Req, typename T>
+  void after_offload(Req request, const Reply<T>& reply, std::function<void(Req&, bool)> then) {
+    auto run = [this, reply, then = std::move(then)](Req& r) {
+      Result<bool> refs = claim_check_.offload(r);
+      if (!refs) return reply(refs.status());
+      then(r, *refs);
+    };
+    if (!claim_check_.touches_blob_store(request)) return run(request);
+    on_read_pool(reply, [run, request = std::move(request)]() mutable { run(request); });
+  }
+  // The halves of requests that read the store, run on the read pool.
+  void signal_blocking(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply);
+  void cancel_blocking(std::string namespace_id, v1::RequestCancelWorkflowRequest request,
+                       Reply<v1::RequestCancelWorkflowResponse> reply);
+  void terminate_blocking(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply);
+  void delete_blocking(std::string namespace_id, v1::DeleteWorkflowExecutionRequest request,
+                       Reply<v1::DeleteWorkflowExecutionResponse> reply);
+  void describe_blocking(v1::DescribeWorkflowRequest request, Reply<v1::DescribeWorkflowResponse> reply);
+  void list_blocking(VisibilityQuery query, Reply<v1::ListWorkflowsResponse> reply);
+  void query_blocking(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply);
+  void history_blocking(std::string namespace_id, v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply,
+                        std::shared_ptr<PollTicket> ticket);
   // Starts a run (StartWorkflow, SignalWithStart) under the workflow id's
   // serializer; with `signal`, a running run is signaled instead.
   void start_run(std::string namespace_id, v1::StartWorkflowRequest request,
@@ -341,6 +379,7 @@ class Engine {
   DeadlineScheduler deadlines_;
   Matching matching_;
   Executor executor_;
+  Executor read_pool_;
   ExecutionSerializer serializer_;
   ClaimCheck claim_check_;
 

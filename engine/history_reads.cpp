@@ -42,6 +42,13 @@ void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResp
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
+  on_read_pool(reply, [this, ns = std::move(ns), request = std::move(request), reply, ticket]() mutable {
+    history_blocking(std::move(ns), std::move(request), std::move(reply), std::move(ticket));
+  });
+}
+
+void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply,
+                              std::shared_ptr<PollTicket> ticket) {
   Result<ExecutionKey> resolved = resolve(ns, request.workflow_execution());
   if (!resolved) return reply(resolved.status());
   const ExecutionKey key = *resolved;

@@ -25,6 +25,12 @@ std::string query_key(uint64_t id) { return "q" + std::to_string(id); }
 void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
   if (request.query_type().empty()) return reply(Status::invalid_argument("query_type is required"));
+  on_read_pool(reply, [this, request = std::move(request), reply]() mutable {
+    query_blocking(std::move(request), std::move(reply));
+  });
+}
+
+void Engine::query_blocking(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply) {
   Result<LoadedExecution> loaded = load_execution(request.namespace_(), request.workflow_execution());
   if (!loaded) return reply(loaded.status());
   const std::string& ns = loaded->key.namespace_id;

@@ -39,6 +39,13 @@ void Engine::delete_workflow_execution(v1::DeleteWorkflowExecutionRequest reques
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
+  on_read_pool(reply, [this, ns = std::move(ns), request = std::move(request), reply]() mutable {
+    delete_blocking(std::move(ns), std::move(request), std::move(reply));
+  });
+}
+
+void Engine::delete_blocking(std::string ns, v1::DeleteWorkflowExecutionRequest request,
+                             Reply<v1::DeleteWorkflowExecutionResponse> reply) {
   Result<ExecutionKey> key = resolve(ns, request.workflow_execution());
   if (!key) return reply(key.status());
   Result<ExecutionRecord> record = store_.get_execution(*key);

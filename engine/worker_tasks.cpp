@@ -134,12 +134,13 @@ void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
     if (Status s = answer_query(*query, &request, nullptr); !s) return reply(s);
     return reply(v1::CompleteWorkflowTaskResponse());
   }
-  Result<bool> refs = claim_check_.offload(request);
-  if (!refs) return reply(refs.status());
-  on_task_token<v1::CompleteWorkflowTaskResponse>(
-      request.task_token(), *refs,
-      [request](MutableState& ms, const internal::TaskToken& t) { return ms.complete_workflow_task(t, request); },
-      [] { return v1::CompleteWorkflowTaskResponse(); }, std::move(reply));
+  after_offload<v1::CompleteWorkflowTaskRequest>(
+      std::move(request), reply, [this, reply](v1::CompleteWorkflowTaskRequest& request, bool refs) {
+        on_task_token<v1::CompleteWorkflowTaskResponse>(
+            request.task_token(), refs,
+            [request](MutableState& ms, const internal::TaskToken& t) { return ms.complete_workflow_task(t, request); },
+            [] { return v1::CompleteWorkflowTaskResponse(); }, reply);
+      });
 }
 
 void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply) {
@@ -148,79 +149,84 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
     if (Status s = answer_query(*query, nullptr, &request); !s) return reply(s);
     return reply(v1::FailWorkflowTaskResponse());
   }
-  Result<bool> refs = claim_check_.offload(request);
-  if (!refs) return reply(refs.status());
-  on_task_token<v1::FailWorkflowTaskResponse>(
-      request.task_token(), *refs,
-      [request](MutableState& ms, const internal::TaskToken& t) {
-        REPRISE_RETURN_IF_ERROR(ms.fail_workflow_task(t, request));
-        // Blocked workflows are what an operator looks for: say why, every time.
-        log::warn("workflow task failed", {{"workflow_id", t.workflow_id()},
-                                           {"run_id", t.run_id()},
-                                           {"attempt", std::to_string(t.attempt())},
-                                           {"cause", enum_name(request.cause())},
-                                           {"message", request.failure().message()}});
-        return Status::ok();
-      },
-      [] { return v1::FailWorkflowTaskResponse(); }, std::move(reply));
+  after_offload<v1::FailWorkflowTaskRequest>(
+      std::move(request), reply, [this, reply](v1::FailWorkflowTaskRequest& request, bool refs) {
+        on_task_token<v1::FailWorkflowTaskResponse>(
+            request.task_token(), refs,
+            [request](MutableState& ms, const internal::TaskToken& t) {
+              REPRISE_RETURN_IF_ERROR(ms.fail_workflow_task(t, request));
+              // Blocked workflows are what an operator looks for: say why, every time.
+              log::warn("workflow task failed", {{"workflow_id", t.workflow_id()},
+                                                 {"run_id", t.run_id()},
+                                                 {"attempt", std::to_string(t.attempt())},
+                                                 {"cause", enum_name(request.cause())},
+                                                 {"message", request.failure().message()}});
+              return Status::ok();
+            },
+            [] { return v1::FailWorkflowTaskResponse(); }, reply);
+      });
 }
 
 void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
-  Result<bool> refs = claim_check_.offload(request);
-  if (!refs) return reply(refs.status());
-  auto cancel_requested = std::make_shared<bool>(false);
-  on_task_token<v1::HeartbeatActivityResponse>(
-      request.task_token(), *refs,
-      [request, cancel_requested](MutableState& ms, const internal::TaskToken& t) {
-        Result<bool> r = ms.heartbeat_activity(t, request.details());
-        if (!r) return r.status();
-        *cancel_requested = *r;
-        return Status::ok();
-      },
-      [cancel_requested] {
-        v1::HeartbeatActivityResponse out;
-        out.set_cancel_requested(*cancel_requested);
-        return out;
-      },
-      std::move(reply));
+  after_offload<v1::HeartbeatActivityRequest>(
+      std::move(request), reply, [this, reply](v1::HeartbeatActivityRequest& request, bool refs) {
+        auto cancel_requested = std::make_shared<bool>(false);
+        on_task_token<v1::HeartbeatActivityResponse>(
+            request.task_token(), refs,
+            [request, cancel_requested](MutableState& ms, const internal::TaskToken& t) {
+              Result<bool> r = ms.heartbeat_activity(t, request.details());
+              if (!r) return r.status();
+              *cancel_requested = *r;
+              return Status::ok();
+            },
+            [cancel_requested] {
+              v1::HeartbeatActivityResponse out;
+              out.set_cancel_requested(*cancel_requested);
+              return out;
+            },
+            reply);
+      });
 }
 
 void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
-  Result<bool> refs = claim_check_.offload(request);
-  if (!refs) return reply(refs.status());
-  on_task_token<v1::CompleteActivityResponse>(
-      request.task_token(), *refs,
-      [request](MutableState& ms, const internal::TaskToken& t) {
-        return ms.complete_activity(t, request.result(), request.identity());
-      },
-      [] { return v1::CompleteActivityResponse(); }, std::move(reply));
+  after_offload<v1::CompleteActivityRequest>(
+      std::move(request), reply, [this, reply](v1::CompleteActivityRequest& request, bool refs) {
+        on_task_token<v1::CompleteActivityResponse>(
+            request.task_token(), refs,
+            [request](MutableState& ms, const internal::TaskToken& t) {
+              return ms.complete_activity(t, request.result(), request.identity());
+            },
+            [] { return v1::CompleteActivityResponse(); }, reply);
+      });
 }
 
 void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
-  Result<bool> refs = claim_check_.offload(request);
-  if (!refs) return reply(refs.status());
-  on_task_token<v1::FailActivityResponse>(
-      request.task_token(), *refs,
-      [request](MutableState& ms, const internal::TaskToken& t) {
-        return ms.fail_activity(t, request.failure(), request.last_heartbeat_details(), request.identity());
-      },
-      [] { return v1::FailActivityResponse(); }, std::move(reply));
+  after_offload<v1::FailActivityRequest>(
+      std::move(request), reply, [this, reply](v1::FailActivityRequest& request, bool refs) {
+        on_task_token<v1::FailActivityResponse>(
+            request.task_token(), refs,
+            [request](MutableState& ms, const internal::TaskToken& t) {
+              return ms.fail_activity(t, request.failure(), request.last_heartbeat_details(), request.identity());
+            },
+            [] { return v1::FailActivityResponse(); }, reply);
+      });
 }
 
 void Engine::report_activity_canceled(v1::ReportActivityCanceledRequest request,
                                       Reply<v1::ReportActivityCanceledResponse> reply) {
   if (Status s = validate_request(request); !s) return reply(s);
-  Result<bool> refs = claim_check_.offload(request);
-  if (!refs) return reply(refs.status());
-  on_task_token<v1::ReportActivityCanceledResponse>(
-      request.task_token(), *refs,
-      [request](MutableState& ms, const internal::TaskToken& t) {
-        return ms.report_activity_canceled(t, request.details(), request.identity());
-      },
-      [] { return v1::ReportActivityCanceledResponse(); }, std::move(reply));
+  after_offload<v1::ReportActivityCanceledRequest>(
+      std::move(request), reply, [this, reply](v1::ReportActivityCanceledRequest& request, bool refs) {
+        on_task_token<v1::ReportActivityCanceledResponse>(
+            request.task_token(), refs,
+            [request](MutableState& ms, const internal::TaskToken& t) {
+              return ms.report_activity_canceled(t, request.details(), request.identity());
+            },
+            [] { return v1::ReportActivityCanceledResponse(); }, reply);
+      });
 }
 
 }  // namespace reprise::engine
