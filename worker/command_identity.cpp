@@ -1,13 +1,9 @@
 #include "worker/command_identity.hpp"
 
-#include "history/event_builder.hpp"
 #include "reprise/codec.hpp"
 
 namespace reprise::worker {
 
-namespace {
-
-// A marker's id detail (a side effect's sequence number, a patch's id).
 std::string marker_id(const google::protobuf::Map<std::string, v1::Payloads>& details) {
   auto it = details.find("id");
   if (it == details.end() || it->second.payloads_size() != 1) return "";
@@ -17,6 +13,8 @@ std::string marker_id(const google::protobuf::Map<std::string, v1::Payloads>& de
     return "";
   }
 }
+
+namespace {
 
 std::string marker_identity(const std::string& name, const google::protobuf::Map<std::string, v1::Payloads>& details) {
   return "marker " + name + " " + marker_id(details);
@@ -30,14 +28,6 @@ std::string external_identity(const char* kind, const v1::WorkflowExecution& tar
   if (!signal_name.empty()) id += " " + signal_name;
   if (child_only) id += " child-only";
   return id;
-}
-
-// "(workflow id order-7)", with the run id and child-only when given.
-std::string describe_target(const v1::WorkflowExecution& target, bool child_only) {
-  std::string what = "(workflow id " + target.workflow_id();
-  if (!target.run_id().empty()) what += ", run id " + target.run_id();
-  if (child_only) what += ", child only";
-  return what + ")";
 }
 
 }  // namespace
@@ -114,72 +104,6 @@ std::optional<std::string> identity_of(const v1::HistoryEvent& e) {
     default:
       return std::nullopt;
   }
-}
-
-std::string describe(const v1::Command& c) {
-  switch (c.attributes_case()) {
-    case v1::Command::kScheduleActivityTask:
-      return "ScheduleActivityTask '" + c.schedule_activity_task().activity_type().name() + "' (activity id " +
-             c.schedule_activity_task().activity_id() + ")";
-    case v1::Command::kRequestCancelActivityTask:
-      return "RequestCancelActivityTask (scheduled event " +
-             std::to_string(c.request_cancel_activity_task().scheduled_event_id()) + ")";
-    case v1::Command::kStartTimer:
-      return "StartTimer (timer id " + c.start_timer().timer_id() + ")";
-    case v1::Command::kCancelTimer:
-      return "CancelTimer (timer id " + c.cancel_timer().timer_id() + ")";
-    case v1::Command::kStartChildWorkflowExecution:
-      return "StartChildWorkflowExecution '" + c.start_child_workflow_execution().workflow_type().name() +
-             "' (workflow id " + c.start_child_workflow_execution().workflow_id() + ")";
-    case v1::Command::kSignalExternalWorkflowExecution: {
-      const auto& a = c.signal_external_workflow_execution();
-      return "SignalExternalWorkflowExecution '" + a.signal_name() + "' " +
-             describe_target(a.execution(), a.child_workflow_only());
-    }
-    case v1::Command::kRequestCancelExternalWorkflowExecution: {
-      const auto& a = c.request_cancel_external_workflow_execution();
-      return "RequestCancelExternalWorkflowExecution " + describe_target(a.execution(), a.child_workflow_only());
-    }
-    case v1::Command::kRecordMarker:
-      return "RecordMarker '" + c.record_marker().marker_name() + "' (id " + marker_id(c.record_marker().details()) +
-             ")";
-    case v1::Command::kCompleteWorkflowExecution:
-      return "CompleteWorkflowExecution";
-    case v1::Command::kFailWorkflowExecution:
-      return "FailWorkflowExecution";
-    case v1::Command::kCancelWorkflowExecution:
-      return "CancelWorkflowExecution";
-    case v1::Command::kContinueAsNewWorkflowExecution:
-      return "ContinueAsNewWorkflowExecution";
-    default:
-      return v1::CommandType_Name(c.command_type());
-  }
-}
-
-std::string describe(const v1::HistoryEvent& e) {
-  std::string what = history::event_type_name(e.event_type());
-  if (e.has_activity_task_scheduled()) {
-    what += " '" + e.activity_task_scheduled().activity_type().name() + "' (activity id " +
-            e.activity_task_scheduled().activity_id() + ")";
-  } else if (e.has_timer_started()) {
-    what += " (timer id " + e.timer_started().timer_id() + ")";
-  } else if (e.has_timer_canceled()) {
-    what += " (timer id " + e.timer_canceled().timer_id() + ")";
-  } else if (e.has_activity_task_cancel_requested()) {
-    what += " (scheduled event " + std::to_string(e.activity_task_cancel_requested().scheduled_event_id()) + ")";
-  } else if (e.has_start_child_workflow_execution_initiated()) {
-    what += " '" + e.start_child_workflow_execution_initiated().workflow_type().name() + "' (workflow id " +
-            e.start_child_workflow_execution_initiated().workflow_id() + ")";
-  } else if (e.has_signal_external_workflow_execution_initiated()) {
-    const auto& a = e.signal_external_workflow_execution_initiated();
-    what += " '" + a.signal_name() + "' " + describe_target(a.workflow_execution(), a.child_workflow_only());
-  } else if (e.has_request_cancel_external_workflow_execution_initiated()) {
-    const auto& a = e.request_cancel_external_workflow_execution_initiated();
-    what += " " + describe_target(a.workflow_execution(), a.child_workflow_only());
-  } else if (e.has_marker_recorded()) {
-    what += " '" + e.marker_recorded().marker_name() + "' (id " + marker_id(e.marker_recorded().details()) + ")";
-  }
-  return what;
 }
 
 }  // namespace reprise::worker

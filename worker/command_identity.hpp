@@ -1,6 +1,5 @@
 // What makes a command the code issued and the event history recorded for
-// it the same thing: an identity string each maps to, and a description of
-// each for non-determinism messages.
+// it the same thing: an identity string each maps to.
 #pragma once
 
 #include <optional>
@@ -21,9 +20,8 @@ std::string identity_of(const v1::Command& c);
 // command causes (an activity completing, a signal arriving).
 std::optional<std::string> identity_of(const v1::HistoryEvent& e);
 
-// e.g. "ScheduleActivityTask 'charge' (activity id 1)".
-std::string describe(const v1::Command& c);
-// e.g. "ActivityTaskScheduled 'charge' (activity id 1)".
-std::string describe(const v1::HistoryEvent& e);
+// A marker's id detail (a side effect's sequence number, a patch's id), or
+// "" when it has none.
+std::string marker_id(const google::protobuf::Map<std::string, v1::Payloads>& details);
 
 }  // namespace reprise::worker

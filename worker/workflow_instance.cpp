@@ -9,6 +9,7 @@
 #include "history/proto_time.hpp"
 #include "reprise/detail/failure.hpp"
 #include "worker/command_identity.hpp"
+#include "worker/machines/nondeterminism.hpp"
 
 namespace reprise::worker {
 
@@ -55,9 +56,9 @@ ApplyResult WorkflowInstance::apply(const v1::History& events) { return apply_ev
 
 ApplyResult WorkflowInstance::replay_completed(const v1::History& events) { return apply_events(events, false); }
 
-Status WorkflowInstance::nondeterminism(std::string message) {
+Status WorkflowInstance::nondeterminism(NonDeterminism divergence) {
   diverged_ = true;
-  return Status::failed_precondition(std::move(message));
+  return Status::failed_precondition(std::move(divergence.message));
 }
 
 ApplyResult WorkflowInstance::apply_events(const v1::History& events, bool run_last_task) {
@@ -99,9 +100,8 @@ ApplyResult WorkflowInstance::apply_events(const v1::History& events, bool run_l
     const bool ends_in_task = events.events_size() > 0 && events.events(events.events_size() - 1).event_type() ==
                                                               v1::EVENT_TYPE_WORKFLOW_TASK_STARTED;
     if (!ends_in_task && !issued_.empty()) {
-      return nondeterminism("non-determinism: the workflow issued " + describe(issued_.front().command) +
-                            ", but history has no event for it (it ends at event " + std::to_string(last_event_id_) +
-                            ")");
+      return nondeterminism(nondeterminism::unrecorded_command(
+          issued_.front().command, "(it ends at event " + std::to_string(last_event_id_) + ")"));
     }
     return Status::ok();
   }();
@@ -132,8 +132,8 @@ void WorkflowInstance::note_markers(const v1::History& events) {
 
 Status WorkflowInstance::activate() {
   if (!issued_.empty()) {
-    return nondeterminism("non-determinism: the workflow issued " + describe(issued_.front().command) +
-                          ", but history has no event for it before workflow task " + std::to_string(last_event_id_));
+    return nondeterminism(nondeterminism::unrecorded_command(
+        issued_.front().command, "before workflow task " + std::to_string(last_event_id_)));
   }
   if (completion_issued_) return Status::ok();  // a task after closing (rejected close): nothing runs
   detail::ChargeFramesTo charge(frames_);
@@ -212,12 +212,8 @@ Result<WorkflowInstance::Issued> WorkflowInstance::match(const v1::HistoryEvent&
     return identity_of(issued.command) == recorded;
   };
   if (issued_.empty() || !same(issued_.front())) {
-    if (issued_.empty()) {
-      return nondeterminism("non-determinism: history has event " + std::to_string(e.event_id()) + " " + describe(e) +
-                            ", but the workflow code did nothing there now");
-    }
-    return nondeterminism("non-determinism at event " + std::to_string(e.event_id()) + ": history has " + describe(e) +
-                          ", the workflow code did " + describe(issued_.front().command) + " now");
+    if (issued_.empty()) return nondeterminism(nondeterminism::unissued_event(e));
+    return nondeterminism(nondeterminism::mismatch(e, issued_.front().command));
   }
   Issued issued = std::move(issued_.front());
   issued_.pop_front();
@@ -317,8 +313,7 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
     default:
       return Status::ok();  // workflow-task bookkeeping, activity starts
   }
-  return nondeterminism("non-determinism: history has event " + std::to_string(e.event_id()) + " " + describe(e) +
-                        " for something the workflow code never started");
+  return nondeterminism(nondeterminism::unknown_owner(e, "something the workflow code never started"));
 }
 
 Status WorkflowInstance::apply_activity_outcome(const v1::HistoryEvent& e) {
@@ -337,8 +332,7 @@ Status WorkflowInstance::apply_activity_outcome(const v1::HistoryEvent& e) {
   }
   auto it = activities_.find(scheduled);
   if (it == activities_.end()) {
-    return nondeterminism("non-determinism: history has event " + std::to_string(e.event_id()) + " " + describe(e) +
-                          " for an activity the workflow code never scheduled");
+    return nondeterminism(nondeterminism::unknown_owner(e, "an activity the workflow code never scheduled"));
   }
   std::shared_ptr<detail::Pending> pending = std::move(it->second);
   activities_.erase(it);
@@ -391,8 +385,7 @@ Status WorkflowInstance::apply_child_outcome(const v1::HistoryEvent& e) {
   }
   auto it = children_.find(initiated);
   if (it == children_.end()) {
-    return nondeterminism("non-determinism: history has event " + std::to_string(e.event_id()) + " " + describe(e) +
-                          " for a child the workflow code never started");
+    return nondeterminism(nondeterminism::unknown_owner(e, "a child the workflow code never started"));
   }
   std::shared_ptr<detail::Pending> pending = std::move(it->second);
   children_.erase(it);
@@ -422,8 +415,7 @@ Status WorkflowInstance::apply_external_outcome(const v1::HistoryEvent& e) {
   }
   auto it = externals_.find(initiated);
   if (it == externals_.end()) {
-    return nondeterminism("non-determinism: history has event " + std::to_string(e.event_id()) + " " + describe(e) +
-                          " for a request the workflow code never sent");
+    return nondeterminism(nondeterminism::unknown_owner(e, "a request the workflow code never sent"));
   }
   std::shared_ptr<detail::Pending> pending = std::move(it->second);
   externals_.erase(it);

@@ -123,7 +123,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
   ApplyResult apply_events(const v1::History& events, bool run_last_task);
   // The one way a non-determinism is reported: the instance has diverged
   // from its history, and apply() says so with its own error type.
-  Status nondeterminism(std::string message);
+  Status nondeterminism(NonDeterminism divergence);
   Status apply_event(const v1::HistoryEvent& e);
   // Applies an event that resolves an activity, a child workflow, or a
   // signal or cancel request sent to another workflow.
