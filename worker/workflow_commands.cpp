@@ -3,25 +3,17 @@
 #include <algorithm>
 
 #include "history/proto_time.hpp"
-#include "worker/command_identity.hpp"
+#include "worker/machines/activity_machine.hpp"
+#include "worker/machines/child_machine.hpp"
+#include "worker/machines/external_machine.hpp"
+#include "worker/machines/marker_machine.hpp"
+#include "worker/machines/timer_machine.hpp"
 #include "worker/workflow_instance.hpp"
 
 namespace reprise::worker {
 
-namespace {
-
-v1::Command marker_command(const char* name, const std::string& id) {
-  v1::Command c;
-  c.set_command_type(v1::COMMAND_TYPE_RECORD_MARKER);
-  c.mutable_record_marker()->set_marker_name(name);
-  *(*c.mutable_record_marker()->mutable_details())["id"].add_payloads() = to_payload(id);
-  return c;
-}
-
-}  // namespace
-
-std::shared_ptr<detail::Pending> WorkflowInstance::issue(v1::Command command, detail::Pending::Kind kind,
-                                                         std::string name, bool cancellable) {
+std::pair<std::shared_ptr<detail::Pending>, bool> WorkflowInstance::new_pending(detail::Pending::Kind kind,
+                                                                                std::string name, bool cancellable) {
   auto pending = std::make_shared<detail::Pending>();
   pending->kind = kind;
   pending->name = std::move(name);
@@ -31,29 +23,32 @@ std::shared_ptr<detail::Pending> WorkflowInstance::issue(v1::Command command, de
     // The workflow is being canceled: new cancellable work is canceled
     // before it starts, and no command is issued for it.
     resolve_canceled(pending);
-    return pending;
+    return {std::move(pending), false};
   }
-  issued_.push_back({std::move(command), pending});
-  return pending;
+  return {std::move(pending), true};
 }
 
 std::shared_ptr<detail::Pending> WorkflowInstance::schedule_activity(v1::ScheduleActivityTaskCommandAttributes a,
                                                                      bool cancellable) {
   a.set_activity_id(std::to_string(++activity_seq_));
-  std::string name = a.activity_type().name();
+  auto [pending, issue] = new_pending(detail::Pending::Kind::kActivity, a.activity_type().name(), cancellable);
+  if (!issue) return pending;
   v1::Command c;
   c.set_command_type(v1::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
   *c.mutable_schedule_activity_task() = std::move(a);
-  return issue(std::move(c), detail::Pending::Kind::kActivity, std::move(name), cancellable);
+  commands_.push_back(std::make_shared<ActivityMachine>(std::move(c), pending));
+  return pending;
 }
 
 std::shared_ptr<detail::Pending> WorkflowInstance::start_timer(std::chrono::nanoseconds duration, bool cancellable) {
+  auto [pending, issue] = new_pending(detail::Pending::Kind::kTimer, std::to_string(++timer_seq_), cancellable);
+  if (!issue) return pending;
   v1::Command c;
   c.set_command_type(v1::COMMAND_TYPE_START_TIMER);
-  c.mutable_start_timer()->set_timer_id(std::to_string(++timer_seq_));
+  c.mutable_start_timer()->set_timer_id(pending->name);
   set_duration(c.mutable_start_timer()->mutable_start_to_fire_timeout(), duration);
-  std::string name = c.start_timer().timer_id();
-  return issue(std::move(c), detail::Pending::Kind::kTimer, std::move(name), cancellable);
+  commands_.push_back(std::make_shared<TimerMachine>(std::move(c), pending));
+  return pending;
 }
 
 std::shared_ptr<detail::Pending> WorkflowInstance::start_child(v1::StartChildWorkflowExecutionCommandAttributes a,
@@ -66,31 +61,38 @@ std::shared_ptr<detail::Pending> WorkflowInstance::start_child(v1::StartChildWor
     a.set_workflow_id(info_.workflow_id + "/" + a.workflow_type().name() + "-" + std::to_string(child_seq_) + "@" +
                       info_.run_id.substr(0, 8));
   }
-  std::string name = a.workflow_id();
+  auto [pending, issue] = new_pending(detail::Pending::Kind::kChild, a.workflow_id(), cancellable);
+  if (!issue) return pending;
   v1::Command c;
   c.set_command_type(v1::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
   *c.mutable_start_child_workflow_execution() = std::move(a);
-  auto pending = issue(std::move(c), detail::Pending::Kind::kChild, std::move(name), cancellable);
-  if (!issued_.empty() && issued_.back().pending == pending) issued_.back().derived_child_id = derived;
+  commands_.push_back(std::make_shared<ChildMachine>(std::move(c), pending, derived));
   return pending;
 }
 
 std::shared_ptr<detail::Pending> WorkflowInstance::signal_external(
     v1::SignalExternalWorkflowExecutionCommandAttributes a, bool cancellable) {
-  std::string name = "signal '" + a.signal_name() + "' to workflow '" + a.execution().workflow_id() + "'";
+  auto [pending, issue] =
+      new_pending(detail::Pending::Kind::kExternal,
+                  "signal '" + a.signal_name() + "' to workflow '" + a.execution().workflow_id() + "'", cancellable);
+  if (!issue) return pending;
   v1::Command c;
   c.set_command_type(v1::COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION);
   *c.mutable_signal_external_workflow_execution() = std::move(a);
-  return issue(std::move(c), detail::Pending::Kind::kExternal, std::move(name), cancellable);
+  commands_.push_back(std::make_shared<ExternalMachine>(std::move(c), pending));
+  return pending;
 }
 
 std::shared_ptr<detail::Pending> WorkflowInstance::cancel_external(
     v1::RequestCancelExternalWorkflowExecutionCommandAttributes a, bool cancellable) {
-  std::string name = "cancel request to workflow '" + a.execution().workflow_id() + "'";
+  auto [pending, issue] = new_pending(detail::Pending::Kind::kExternal,
+                                      "cancel request to workflow '" + a.execution().workflow_id() + "'", cancellable);
+  if (!issue) return pending;
   v1::Command c;
   c.set_command_type(v1::COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION);
   *c.mutable_request_cancel_external_workflow_execution() = std::move(a);
-  return issue(std::move(c), detail::Pending::Kind::kExternal, std::move(name), cancellable);
+  commands_.push_back(std::make_shared<ExternalMachine>(std::move(c), pending));
+  return pending;
 }
 
 std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string& name, bool cancellable) {
@@ -106,36 +108,22 @@ std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string
 
 void WorkflowInstance::cancel(const std::shared_ptr<detail::Pending>& pending) {
   if (pending->ready) return;
-  // Issued in this activation and not yet in history: withdraw the command.
-  auto unrecorded = std::find_if(issued_.begin(), issued_.end(), [&](const Issued& i) { return i.pending == pending; });
-  if (unrecorded != issued_.end()) {
-    issued_.erase(unrecorded);
-    resolve_canceled(pending);
+  // Issued in this activation and not yet in history.
+  auto unrecorded = std::find_if(commands_.begin(), commands_.end(),
+                                 [&](const auto& machine) { return machine->pending() == pending; });
+  if (unrecorded != commands_.end()) {
+    // Only a FutureMachine has a future.
+    if (static_cast<FutureMachine&>(**unrecorded).cancel(*this) == CancelEffect::kWithdrawCommand) {
+      commands_.erase(unrecorded);
+    }
     return;
   }
-  v1::Command c;
-  switch (pending->kind) {
-    case detail::Pending::Kind::kActivity:
-      // Try-cancel: the future resolves now; the activity learns of it at
-      // its next heartbeat, and its late outcome is ignored.
-      c.set_command_type(v1::COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK);
-      c.mutable_request_cancel_activity_task()->set_scheduled_event_id(pending->event_id);
-      issued_.push_back({std::move(c), nullptr});
-      break;
-    case detail::Pending::Kind::kTimer:
-      c.set_command_type(v1::COMMAND_TYPE_CANCEL_TIMER);
-      c.mutable_cancel_timer()->set_timer_id(pending->name);
-      issued_.push_back({std::move(c), nullptr});
-      break;
-    case detail::Pending::Kind::kSignal:
-      signals_.withdraw(pending);
-      break;
-    case detail::Pending::Kind::kChild:
-    case detail::Pending::Kind::kBranch:
-      break;  // only the wait ends: the child's parent close policy covers the child
-    case detail::Pending::Kind::kExternal:
-      break;  // not reached: a recorded request has no cancel (ExternalFuture) and is delivered
+  if (std::shared_ptr<FutureMachine> recorded = recorded_machine(pending)) {
+    if (recorded->cancel(*this) == CancelEffect::kIssueCommand) commands_.push_back(std::move(recorded));
+    return;
   }
+  // A signal wait or a branch: no command, only the wait.
+  if (pending->kind == detail::Pending::Kind::kSignal) signals_.withdraw(pending);
   resolve_canceled(pending);
 }
 
@@ -143,13 +131,12 @@ void WorkflowInstance::deliver_cancel_request() {
   cancel_delivered_ = true;
   std::vector<std::shared_ptr<detail::Pending>> to_cancel;
   auto collect = [&](const auto& by_key) {
-    for (const auto& [key, pending] : by_key) {
-      if (pending->cancellable && !pending->ready) to_cancel.push_back(pending);
+    for (const auto& [key, machine] : by_key) {
+      if (machine->pending()->cancellable && !machine->pending()->ready) to_cancel.push_back(machine->pending());
     }
   };
-  collect(activities_);
+  collect(by_event_id_);
   collect(timers_);
-  collect(children_);
   for (const auto& pending : signals_.live_waits()) {
     if (pending->cancellable) to_cancel.push_back(pending);
   }
@@ -190,24 +177,24 @@ void WorkflowInstance::continue_as_new(v1::ContinueAsNewWorkflowExecutionCommand
 v1::Payloads WorkflowInstance::side_effect(const std::function<v1::Payloads()>& compute) {
   const int64_t seq = ++side_effect_seq_;
   v1::Payloads value;
-  auto recorded = recorded_side_effects_.find(seq);
-  if (replaying_ && recorded != recorded_side_effects_.end()) {
+  auto recorded = recorded_markers_.side_effects.find(seq);
+  if (replaying_ && recorded != recorded_markers_.side_effects.end()) {
     value = std::move(recorded->second);
   } else {
     value = compute();
   }
-  if (recorded != recorded_side_effects_.end()) recorded_side_effects_.erase(recorded);
+  if (recorded != recorded_markers_.side_effects.end()) recorded_markers_.side_effects.erase(recorded);
   v1::Command c = marker_command(kSideEffectMarker, std::to_string(seq));
   (*c.mutable_record_marker()->mutable_details())["data"] = value;
-  issued_.push_back({std::move(c), nullptr});
+  commands_.push_back(std::make_shared<MarkerMachine>(std::move(c)));
   return value;
 }
 
 bool WorkflowInstance::patched(const std::string& id) {
   auto decided = patch_decisions_.find(id);
   if (decided != patch_decisions_.end()) return decided->second;
-  const bool patched = !replaying_ || recorded_patches_.contains(id);
-  if (patched) issued_.push_back({marker_command(kPatchMarker, id), nullptr});
+  const bool patched = !replaying_ || recorded_markers_.patches.contains(id);
+  if (patched) commands_.push_back(std::make_shared<MarkerMachine>(marker_command(kPatchMarker, id)));
   patch_decisions_[id] = patched;
   return patched;
 }

@@ -5,10 +5,9 @@
 
 #include <algorithm>
 
-#include "history/enum_name.hpp"
 #include "history/proto_time.hpp"
 #include "reprise/detail/failure.hpp"
-#include "worker/command_identity.hpp"
+#include "worker/machines/close_machine.hpp"
 #include "worker/machines/nondeterminism.hpp"
 
 namespace reprise::worker {
@@ -39,10 +38,10 @@ size_t WorkflowInstance::approximate_bytes() const {
   // A map node, a Pending and its shared_ptr control block, about.
   constexpr size_t kPerPending = 256;
   size_t bytes = sizeof(*this) + static_cast<size_t>(std::max<int64_t>(0, frames_.bytes.load()));
-  bytes += (activities_.size() + timers_.size() + children_.size() + externals_.size() + issued_.size()) * kPerPending;
+  bytes += (by_event_id_.size() + timers_.size() + commands_.size()) * kPerPending;
   if (random_) bytes += sizeof(*random_);
   bytes += signals_.approximate_bytes(kPerPending);
-  for (const auto& [seq, value] : recorded_side_effects_) bytes += value.ByteSizeLong();
+  for (const auto& [seq, value] : recorded_markers_.side_effects) bytes += value.ByteSizeLong();
   return bytes;
 }
 
@@ -64,7 +63,7 @@ Status WorkflowInstance::nondeterminism(NonDeterminism divergence) {
 ApplyResult WorkflowInstance::apply_events(const v1::History& events, bool run_last_task) {
   Activation out;
   Status applied = [&]() -> Status {
-    note_markers(events);
+    recorded_markers_.note(events);
     for (int i = 0; i < events.events_size(); ++i) {
       const v1::HistoryEvent& e = events.events(i);
       if (e.event_id() != last_event_id_ + 1) {
@@ -88,20 +87,20 @@ ApplyResult WorkflowInstance::apply_events(const v1::History& events, bool run_l
       info_.history_size_bytes = e.workflow_task_started().history_size_bytes();
       info_.continue_as_new_suggested = e.workflow_task_started().suggest_continue_as_new();
       if (i > 0 && events.events(i - 1).has_workflow_task_scheduled()) {
-        info_.attempt = events.events(i - 1).workflow_task_scheduled().attempt();
+        info_.workflow_task_attempt = events.events(i - 1).workflow_task_scheduled().attempt();
       }
       REPRISE_RETURN_IF_ERROR(activate());
       if (last) {
-        for (const Issued& issued : issued_) out.commands.push_back(issued.command);
+        for (const auto& machine : commands_) out.commands.push_back(machine->command());
       }
     }
     // A history that ends after a completed task (an exported one) must hold
     // every command that task's code issued.
     const bool ends_in_task = events.events_size() > 0 && events.events(events.events_size() - 1).event_type() ==
                                                               v1::EVENT_TYPE_WORKFLOW_TASK_STARTED;
-    if (!ends_in_task && !issued_.empty()) {
+    if (!ends_in_task && !commands_.empty()) {
       return nondeterminism(nondeterminism::unrecorded_command(
-          issued_.front().command, "(it ends at event " + std::to_string(last_event_id_) + ")"));
+          commands_.front()->command(), "(it ends at event " + std::to_string(last_event_id_) + ")"));
     }
     return Status::ok();
   }();
@@ -110,30 +109,10 @@ ApplyResult WorkflowInstance::apply_events(const v1::History& events, bool run_l
   return applied;
 }
 
-void WorkflowInstance::note_markers(const v1::History& events) {
-  for (const v1::HistoryEvent& e : events.events()) {
-    if (!e.has_marker_recorded()) continue;
-    const auto& m = e.marker_recorded();
-    auto id = m.details().find("id");
-    if (id == m.details().end() || id->second.payloads_size() != 1) continue;
-    try {
-      const std::string key = from_payload<std::string>(id->second.payloads(0), "a marker id");
-      if (m.marker_name() == kPatchMarker) {
-        recorded_patches_.insert(key);
-      } else if (m.marker_name() == kSideEffectMarker) {
-        auto data = m.details().find("data");
-        if (data != m.details().end()) recorded_side_effects_[std::stoll(key)] = data->second;
-      }
-    } catch (const std::exception&) {
-      // A marker some other code recorded: matching reports it if it matters.
-    }
-  }
-}
-
 Status WorkflowInstance::activate() {
-  if (!issued_.empty()) {
-    return nondeterminism(nondeterminism::unrecorded_command(
-        issued_.front().command, "before workflow task " + std::to_string(last_event_id_)));
+  if (!commands_.empty()) {
+    return nondeterminism(nondeterminism::unrecorded_command(commands_.front()->command(),
+                                                             "before workflow task " + std::to_string(last_event_id_)));
   }
   if (completion_issued_) return Status::ok();  // a task after closing (rejected close): nothing runs
   detail::ChargeFramesTo charge(frames_);
@@ -160,7 +139,7 @@ Status WorkflowInstance::activate() {
   if (completion_issued_) return Status::ok();
   if (continue_as_new_) {
     completion_issued_ = true;
-    issued_.push_back({std::move(*continue_as_new_), nullptr});
+    commands_.push_back(std::make_shared<CloseMachine>(std::move(*continue_as_new_)));
   } else if (body_->finished()) {
     return finish_workflow();
   }
@@ -190,7 +169,7 @@ Status WorkflowInstance::finish_workflow() {
     c.set_command_type(v1::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION);
     *c.mutable_fail_workflow_execution()->mutable_failure() = reprise::detail::failure_of(e);
   }
-  issued_.push_back({std::move(c), nullptr});
+  commands_.push_back(std::make_shared<CloseMachine>(std::move(c)));
   return Status::ok();
 }
 
@@ -202,64 +181,73 @@ void WorkflowInstance::reap_finished_branches() {
   });
 }
 
-Result<WorkflowInstance::Issued> WorkflowInstance::match(const v1::HistoryEvent& e) {
-  const std::string recorded = *identity_of(e);
-  auto same = [&](const Issued& issued) {
-    if (issued.derived_child_id && e.has_start_child_workflow_execution_initiated()) {
-      return issued.command.start_child_workflow_execution().workflow_type().name() ==
-             e.start_child_workflow_execution_initiated().workflow_type().name();
-    }
-    return identity_of(issued.command) == recorded;
-  };
-  if (issued_.empty() || !same(issued_.front())) {
-    if (issued_.empty()) return nondeterminism(nondeterminism::unissued_event(e));
-    return nondeterminism(nondeterminism::mismatch(e, issued_.front().command));
+Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
+  const EventOwner owner = owner_of(e);
+  if (owner.by_command_order) return apply_recorded_command(e, owner);
+  switch (owner.key.index) {
+    case MachineKey::Index::kEventId:
+      return apply_outcome(e, by_event_id_, owner.key.event_id, owner.unknown);
+    case MachineKey::Index::kTimerId:
+      return apply_outcome(e, timers_, owner.key.timer_id, owner.unknown);
+    case MachineKey::Index::kNone:
+      break;
   }
-  Issued issued = std::move(issued_.front());
-  issued_.pop_front();
-  return issued;
+  return apply_workflow_event(e);
 }
 
-Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
-  if (e.has_marker_recorded() && e.marker_recorded().marker_name() == kPatchMarker &&
-      (issued_.empty() || identity_of(issued_.front().command) != *identity_of(e))) {
-    return Status::ok();  // the patched() call is gone from the code: its marker asks nothing
+Status WorkflowInstance::apply_recorded_command(const v1::HistoryEvent& e, const EventOwner& owner) {
+  if (commands_.empty() || !commands_.front()->matches(e)) {
+    if (MarkerMachine::is_patch(e)) return Status::ok();  // the patched() call is gone: its marker asks nothing
+    if (commands_.empty()) return nondeterminism(nondeterminism::unissued_event(e));
+    return nondeterminism(nondeterminism::mismatch(e, commands_.front()->command()));
   }
-  if (identity_of(e)) {
-    Result<Issued> m = match(e);
-    if (!m) return m.status();
-    if (m->pending) m->pending->event_id = e.event_id();
-    switch (e.attributes_case()) {
-      case v1::HistoryEvent::kActivityTaskScheduled:
-        activities_[e.event_id()] = m->pending;
-        break;
-      case v1::HistoryEvent::kTimerStarted:
-        timers_[e.timer_started().timer_id()] = m->pending;
-        break;
-      case v1::HistoryEvent::kTimerCanceled:
-        timers_.erase(e.timer_canceled().timer_id());
-        break;
-      case v1::HistoryEvent::kStartChildWorkflowExecutionInitiated:
-        children_[e.event_id()] = m->pending;
-        break;
-      case v1::HistoryEvent::kSignalExternalWorkflowExecutionInitiated:
-      case v1::HistoryEvent::kRequestCancelExternalWorkflowExecutionInitiated:
-        externals_[e.event_id()] = m->pending;
-        break;
-      case v1::HistoryEvent::kWorkflowExecutionCompleted:
-      case v1::HistoryEvent::kWorkflowExecutionFailed:
-      case v1::HistoryEvent::kWorkflowExecutionCanceled:
-      case v1::HistoryEvent::kWorkflowExecutionContinuedAsNew:
-        closed_ = true;
-        break;
-      default:
-        break;
+  std::shared_ptr<CommandMachine> machine = std::move(commands_.front());
+  commands_.pop_front();
+  if (auto divergence = machine->apply(e, *this)) return nondeterminism(std::move(*divergence));
+  if (owner.closes_run) closed_ = true;
+  // An event with a key records the command of a machine that has a future.
+  if (owner.key.index != MachineKey::Index::kNone) reindex(owner.key, std::static_pointer_cast<FutureMachine>(machine));
+  return Status::ok();
+}
+
+template <typename Index, typename Key>
+Status WorkflowInstance::apply_outcome(const v1::HistoryEvent& e, Index& index, const Key& key, const char* unknown) {
+  auto it = index.find(key);
+  if (it == index.end()) return nondeterminism(nondeterminism::unknown_owner(e, unknown));
+  if (auto divergence = it->second->apply(e, *this)) return nondeterminism(std::move(*divergence));
+  if (!it->second->awaits_outcome()) index.erase(it);
+  return Status::ok();
+}
+
+void WorkflowInstance::reindex(const MachineKey& key, const std::shared_ptr<FutureMachine>& machine) {
+  const bool keep = machine->awaits_outcome();
+  if (key.index == MachineKey::Index::kEventId) {
+    if (keep) {
+      by_event_id_[key.event_id] = machine;
+    } else {
+      by_event_id_.erase(key.event_id);
     }
-    return Status::ok();
+  } else if (keep) {
+    timers_[std::string(key.timer_id)] = machine;
+  } else if (auto it = timers_.find(key.timer_id); it != timers_.end()) {
+    timers_.erase(it);
   }
+}
+
+std::shared_ptr<FutureMachine> WorkflowInstance::recorded_machine(
+    const std::shared_ptr<detail::Pending>& pending) const {
+  if (auto it = by_event_id_.find(pending->event_id); it != by_event_id_.end() && it->second->pending() == pending) {
+    return it->second;
+  }
+  if (auto it = timers_.find(pending->name); it != timers_.end() && it->second->pending() == pending) return it->second;
+  return nullptr;
+}
+
+Status WorkflowInstance::apply_workflow_event(const v1::HistoryEvent& e) {
   switch (e.attributes_case()) {
     case v1::HistoryEvent::kWorkflowExecutionStarted: {
       input_ = e.workflow_execution_started().input();
+      info_.attempt = std::max(1, e.workflow_execution_started().attempt());
       now_ = to_time(e.event_time());
       // FNV-1a, not std::hash: the seed must be the same for every build.
       uint64_t seed = 14695981039346656037ull;
@@ -269,35 +257,6 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
       random_seed_ = seed;
       return Status::ok();
     }
-    case v1::HistoryEvent::kActivityTaskCompleted:
-    case v1::HistoryEvent::kActivityTaskFailed:
-    case v1::HistoryEvent::kActivityTaskTimedOut:
-    case v1::HistoryEvent::kActivityTaskCanceled:
-      return apply_activity_outcome(e);
-    case v1::HistoryEvent::kTimerFired: {
-      auto it = timers_.find(e.timer_fired().timer_id());
-      if (it == timers_.end()) break;
-      resolve(it->second);
-      timers_.erase(it);
-      return Status::ok();
-    }
-    case v1::HistoryEvent::kChildWorkflowExecutionStarted: {
-      auto it = children_.find(e.child_workflow_execution_started().initiated_event_id());
-      if (it == children_.end()) break;
-      return Status::ok();
-    }
-    case v1::HistoryEvent::kStartChildWorkflowExecutionFailed:
-    case v1::HistoryEvent::kChildWorkflowExecutionCompleted:
-    case v1::HistoryEvent::kChildWorkflowExecutionFailed:
-    case v1::HistoryEvent::kChildWorkflowExecutionCanceled:
-    case v1::HistoryEvent::kChildWorkflowExecutionTimedOut:
-    case v1::HistoryEvent::kChildWorkflowExecutionTerminated:
-      return apply_child_outcome(e);
-    case v1::HistoryEvent::kExternalWorkflowExecutionSignaled:
-    case v1::HistoryEvent::kSignalExternalWorkflowExecutionFailed:
-    case v1::HistoryEvent::kExternalWorkflowExecutionCancelRequested:
-    case v1::HistoryEvent::kRequestCancelExternalWorkflowExecutionFailed:
-      return apply_external_outcome(e);
     case v1::HistoryEvent::kWorkflowExecutionSignaled: {
       const auto& signaled = e.workflow_execution_signaled();
       if (auto wait = signals_.deliver(signaled.signal_name(), e.event_id(), signaled.input())) resolve(wait);
@@ -313,132 +272,6 @@ Status WorkflowInstance::apply_event(const v1::HistoryEvent& e) {
     default:
       return Status::ok();  // workflow-task bookkeeping, activity starts
   }
-  return nondeterminism(nondeterminism::unknown_owner(e, "something the workflow code never started"));
-}
-
-Status WorkflowInstance::apply_activity_outcome(const v1::HistoryEvent& e) {
-  int64_t scheduled = 0;
-  v1::Failure failure;
-  if (e.has_activity_task_completed()) {
-    scheduled = e.activity_task_completed().scheduled_event_id();
-  } else if (e.has_activity_task_failed()) {
-    scheduled = e.activity_task_failed().scheduled_event_id();
-    failure = e.activity_task_failed().failure();
-  } else if (e.has_activity_task_timed_out()) {
-    scheduled = e.activity_task_timed_out().scheduled_event_id();
-    failure = e.activity_task_timed_out().failure();
-  } else {
-    scheduled = e.activity_task_canceled().scheduled_event_id();
-  }
-  auto it = activities_.find(scheduled);
-  if (it == activities_.end()) {
-    return nondeterminism(nondeterminism::unknown_owner(e, "an activity the workflow code never scheduled"));
-  }
-  std::shared_ptr<detail::Pending> pending = std::move(it->second);
-  activities_.erase(it);
-  if (pending->ready) return Status::ok();  // canceled by the code already: the late outcome changes nothing
-  if (e.has_activity_task_completed()) {
-    pending->result = e.activity_task_completed().result();
-    resolve(pending);
-  } else if (e.has_activity_task_canceled()) {
-    resolve_canceled(pending);
-  } else {
-    pending->failure = std::move(failure);
-    resolve(pending);
-  }
-  return Status::ok();
-}
-
-Status WorkflowInstance::apply_child_outcome(const v1::HistoryEvent& e) {
-  int64_t initiated = 0;
-  v1::Failure failure;
-  failure.set_kind(v1::FAILURE_KIND_CHILD_WORKFLOW);
-  if (e.has_start_child_workflow_execution_failed()) {
-    initiated = e.start_child_workflow_execution_failed().initiated_event_id();
-    switch (e.start_child_workflow_execution_failed().cause()) {
-      case v1::EXTERNAL_FAILURE_CAUSE_ALREADY_EXISTS:
-        failure.set_message("could not start: a workflow with its id is already running");
-        break;
-      case v1::EXTERNAL_FAILURE_CAUSE_REFUSED:
-        failure.set_message("could not start: the server refused its attributes");
-        break;
-      default:
-        failure.set_message("could not start");
-        break;
-    }
-  } else if (e.has_child_workflow_execution_completed()) {
-    initiated = e.child_workflow_execution_completed().initiated_event_id();
-  } else if (e.has_child_workflow_execution_failed()) {
-    initiated = e.child_workflow_execution_failed().initiated_event_id();
-    const v1::Failure& cause = e.child_workflow_execution_failed().failure();
-    failure.set_message("failed: " + cause.message());
-    *failure.mutable_cause() = cause;
-  } else if (e.has_child_workflow_execution_canceled()) {
-    initiated = e.child_workflow_execution_canceled().initiated_event_id();
-    failure.set_message("was canceled");
-  } else if (e.has_child_workflow_execution_timed_out()) {
-    initiated = e.child_workflow_execution_timed_out().initiated_event_id();
-    failure.set_message("timed out");
-  } else {
-    initiated = e.child_workflow_execution_terminated().initiated_event_id();
-    failure.set_message("was terminated");
-  }
-  auto it = children_.find(initiated);
-  if (it == children_.end()) {
-    return nondeterminism(nondeterminism::unknown_owner(e, "a child the workflow code never started"));
-  }
-  std::shared_ptr<detail::Pending> pending = std::move(it->second);
-  children_.erase(it);
-  if (pending->ready) return Status::ok();  // the wait was canceled
-  if (e.has_child_workflow_execution_completed()) {
-    pending->result = e.child_workflow_execution_completed().result();
-  } else {
-    pending->failure = std::move(failure);
-  }
-  resolve(pending);
-  return Status::ok();
-}
-
-Status WorkflowInstance::apply_external_outcome(const v1::HistoryEvent& e) {
-  int64_t initiated = 0;
-  std::optional<v1::ExternalFailureCause> cause;
-  if (e.has_external_workflow_execution_signaled()) {
-    initiated = e.external_workflow_execution_signaled().initiated_event_id();
-  } else if (e.has_external_workflow_execution_cancel_requested()) {
-    initiated = e.external_workflow_execution_cancel_requested().initiated_event_id();
-  } else if (e.has_signal_external_workflow_execution_failed()) {
-    initiated = e.signal_external_workflow_execution_failed().initiated_event_id();
-    cause = e.signal_external_workflow_execution_failed().cause();
-  } else {
-    initiated = e.request_cancel_external_workflow_execution_failed().initiated_event_id();
-    cause = e.request_cancel_external_workflow_execution_failed().cause();
-  }
-  auto it = externals_.find(initiated);
-  if (it == externals_.end()) {
-    return nondeterminism(nondeterminism::unknown_owner(e, "a request the workflow code never sent"));
-  }
-  std::shared_ptr<detail::Pending> pending = std::move(it->second);
-  externals_.erase(it);
-  if (cause) {
-    v1::Failure failure;
-    failure.set_type(enum_name(*cause));
-    std::string why;
-    switch (*cause) {
-      case v1::EXTERNAL_FAILURE_CAUSE_NOT_FOUND:
-        why = "no such workflow, or it is closed";
-        break;
-      case v1::EXTERNAL_FAILURE_CAUSE_NOT_CHILD:
-        why = "it is not a child of this workflow";
-        break;
-      default:
-        why = "the server did not deliver it";
-        break;
-    }
-    failure.set_message(pending->name + " failed: " + failure.type() + " (" + why + ")");
-    pending->failure = std::move(failure);
-  }
-  resolve(pending);
-  return Status::ok();
 }
 
 v1::Payload WorkflowInstance::load_payload(const v1::Payload& claim_check) {
@@ -453,7 +286,7 @@ Result<v1::Payloads> WorkflowInstance::query(const std::string& name) {
     // No task has completed yet: run the first activation (as its pending
     // task will) so the handlers exist; its commands are not sent.
     replaying_ = true;
-    issued_.clear();
+    commands_.clear();
     REPRISE_RETURN_IF_ERROR(activate());
   }
   auto it = query_handlers_.find(name);

@@ -22,7 +22,6 @@
 #include <memory>
 #include <optional>
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -33,11 +32,14 @@
 #include "reprise/v1/history.pb.h"
 #include "reprise/workflow.hpp"
 #include "worker/apply_result.hpp"
+#include "worker/machines/command_machine.hpp"
+#include "worker/machines/event_owner.hpp"
+#include "worker/machines/marker_machine.hpp"
 #include "worker/signal_inbox.hpp"
 
 namespace reprise::worker {
 
-class WorkflowInstance final : public detail::WorkflowCore {
+class WorkflowInstance final : public detail::WorkflowCore, public FutureResolver {
  public:
   // The starter is shared by every instance of the type (a worker holds
   // thousands of instances; each copy of a std::function costs a heap block).
@@ -96,6 +98,7 @@ class WorkflowInstance final : public detail::WorkflowCore {
       v1::RequestCancelExternalWorkflowExecutionCommandAttributes attributes, bool cancellable) override;
   std::shared_ptr<detail::Pending> next_signal(const std::string& name, bool cancellable) override;
   void cancel(const std::shared_ptr<detail::Pending>& pending) override;
+  // Also FutureResolver: how the machines resolve their futures.
   void resolve(const std::shared_ptr<detail::Pending>& pending) override;
   void spawn(std::coroutine_handle<> branch) override;
   void continue_as_new(v1::ContinueAsNewWorkflowExecutionCommandAttributes attributes) override;
@@ -112,32 +115,29 @@ class WorkflowInstance final : public detail::WorkflowCore {
   const WorkflowInfo& info() const override { return info_; }
 
  private:
-  struct Issued {
-    v1::Command command;
-    std::shared_ptr<detail::Pending> pending;
-    // A child id the runtime derived (not the code): replay with another
-    // workflow id (the replay tester) must not call it a change.
-    bool derived_child_id = false;
-  };
-
   ApplyResult apply_events(const v1::History& events, bool run_last_task);
   // The one way a non-determinism is reported: the instance has diverged
   // from its history, and apply() says so with its own error type.
   Status nondeterminism(NonDeterminism divergence);
+  // Hands `e` to the machine that owns it (event_owner.hpp).
   Status apply_event(const v1::HistoryEvent& e);
-  // Applies an event that resolves an activity, a child workflow, or a
-  // signal or cancel request sent to another workflow.
-  Status apply_activity_outcome(const v1::HistoryEvent& e);
-  Status apply_child_outcome(const v1::HistoryEvent& e);
-  Status apply_external_outcome(const v1::HistoryEvent& e);
+  // `e` records a command: the next one the code issued must be it.
+  Status apply_recorded_command(const v1::HistoryEvent& e, const EventOwner& owner);
+  // `e` is an outcome for the machine indexed under `key` in `index`.
+  template <typename Index, typename Key>
+  Status apply_outcome(const v1::HistoryEvent& e, Index& index, const Key& key, const char* unknown);
+  // The run's own events: its start, signals, cancel requests, its end by the server.
+  Status apply_workflow_event(const v1::HistoryEvent& e);
+  // Keeps `machine` under `key` while it awaits an outcome, and drops it after.
+  void reindex(const MachineKey& key, const std::shared_ptr<FutureMachine>& machine);
+  // The recorded machine whose future is `pending`, if any.
+  std::shared_ptr<FutureMachine> recorded_machine(const std::shared_ptr<detail::Pending>& pending) const;
   Status activate();
-  // The next command the code issued must be the one `e` records.
-  Result<Issued> match(const v1::HistoryEvent& e);
-  // Side-effect values and patch ids recorded by markers in `events`, for
-  // the replayed activations that ask for them.
-  void note_markers(const v1::History& events);
-  std::shared_ptr<detail::Pending> issue(v1::Command command, detail::Pending::Kind kind, std::string name,
-                                         bool cancellable);
+  // A new future for a command of `kind`, and whether to issue the command:
+  // not when the future is cancellable and the workflow is being canceled
+  // (it comes back canceled).
+  std::pair<std::shared_ptr<detail::Pending>, bool> new_pending(detail::Pending::Kind kind, std::string name,
+                                                                bool cancellable);
   // Resolves `pending` as canceled; it was never issued or is being canceled.
   void resolve_canceled(const std::shared_ptr<detail::Pending>& pending);
   void deliver_cancel_request();
@@ -165,21 +165,21 @@ class WorkflowInstance final : public detail::WorkflowCore {
   int64_t timer_seq_ = 0;
   int64_t child_seq_ = 0;
   int64_t side_effect_seq_ = 0;
-  std::list<Issued> issued_;  // issued by the code, not yet seen in history
+  // Issued by the code and not yet seen in history, in the order issued.
+  std::list<std::shared_ptr<CommandMachine>> commands_;
   // Lists, not deques: an empty std::deque allocates ~600 bytes, and a
   // parked workflow's memory is what the cache bound is about.
   std::list<std::coroutine_handle<>> ready_;
   // Work history has recorded, until its outcome arrives (a canceled one
-  // stays until then too, so the late outcome is recognized).
-  std::map<int64_t, std::shared_ptr<detail::Pending>> activities_;  // by scheduled event id
-  std::map<std::string, std::shared_ptr<detail::Pending>> timers_;  // by timer id
-  std::map<int64_t, std::shared_ptr<detail::Pending>> children_;    // by initiated event id
-  std::map<int64_t, std::shared_ptr<detail::Pending>> externals_;   // by initiated event id
+  // stays until then too, so the late outcome is recognized): activities,
+  // children and requests to other workflows by their scheduled or
+  // initiated event id, timers by timer id.
+  std::map<int64_t, std::shared_ptr<FutureMachine>> by_event_id_;
+  std::map<std::string, std::shared_ptr<FutureMachine>, std::less<>> timers_;
   SignalInbox signals_;
   uint64_t resolutions_ = 0;  // futures made ready so far: their history order, for any()
   std::map<std::string, std::function<v1::Payloads()>> query_handlers_;
-  std::map<int64_t, v1::Payloads> recorded_side_effects_;  // by sequence number
-  std::set<std::string> recorded_patches_;
+  RecordedMarkers recorded_markers_;
   std::map<std::string, bool> patch_decisions_;
   WorkflowInfo info_;
   detail::Blobs* blobs_ = nullptr;

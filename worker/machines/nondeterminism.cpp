@@ -1,7 +1,7 @@
 #include "worker/machines/nondeterminism.hpp"
 
 #include "history/event_builder.hpp"
-#include "worker/command_identity.hpp"
+#include "worker/machines/marker_machine.hpp"
 
 namespace reprise::worker {
 
@@ -104,6 +104,11 @@ NonDeterminism mismatch(const v1::HistoryEvent& e, const v1::Command& c) {
 
 NonDeterminism unknown_owner(const v1::HistoryEvent& e, std::string_view what) {
   return {"non-determinism: history has " + at_event(e) + " " + describe(e) + " for " + std::string(what)};
+}
+
+NonDeterminism refused(const v1::HistoryEvent& e, std::string_view machine, std::string_view state) {
+  return {"non-determinism: history has " + at_event(e) + " " + describe(e) + " for " + std::string(machine) + " (" +
+          std::string(state) + "), which takes no such event"};
 }
 
 }  // namespace nondeterminism

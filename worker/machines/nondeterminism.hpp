@@ -1,7 +1,8 @@
 // Non-determinism: the workflow's code and its recorded history disagree.
 // Every message that says so is built here, from one description of a
 // command and one of an event, so they read the same wherever the
-// divergence is found (matching a command, finding an outcome's owner).
+// divergence is found (matching a command, finding an outcome's owner, a
+// machine's table refusing an event).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,9 @@ NonDeterminism mismatch(const v1::HistoryEvent& e, const v1::Command& c);
 // `e` names work no command of the code started; `what` says which, e.g.
 // "an activity the workflow code never scheduled".
 NonDeterminism unknown_owner(const v1::HistoryEvent& e, std::string_view what);
+// `e` names a command of the code (`machine`, e.g. "timer 1") whose state
+// (`state`, e.g. "fired") takes no such event.
+NonDeterminism refused(const v1::HistoryEvent& e, std::string_view machine, std::string_view state);
 
 }  // namespace nondeterminism
 }  // namespace reprise::worker
