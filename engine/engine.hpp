@@ -291,6 +291,7 @@ class Engine {
     std::string identity;
     DeadlineScheduler::SteadyTime deadline;
     std::shared_ptr<PollTicket> ticket;
+    int page_events = 0;  // workflow and query tasks: events in the history page they come with
   };
   template <typename Response>
   void poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response> start, FillTask<Response> fill);
@@ -302,6 +303,16 @@ class Engine {
                      std::function<Response()> respond, Reply<Response> reply);
   Status fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
                       int64_t& next_event_id);
+  // Events in a page of history: what the reader asked for, else 1000.
+  static int history_page_size(int32_t asked);
+  // The page of a task's history that `from` names: at most `max_events`
+  // written events up to from.last_event_id(), then, once that one is in,
+  // the events the task was shown unwritten; `next_page_token` ("" after
+  // the last page) names the next. Tasks come with their first page and the
+  // worker reads the rest through GetHistory, so no answer holds a whole
+  // long history.
+  Status task_history_page(const ExecutionKey& key, internal::HistoryPageToken from, int max_events, v1::History& out,
+                           std::string& next_page_token);
   uint64_t watch(const ExecutionKey& key, std::function<void()> wake);
   void unwatch(const ExecutionKey& key, uint64_t id);
   void wake_watchers(const ExecutionKey& key);
@@ -328,7 +339,7 @@ class Engine {
   // process (the epoch), for the execution the token names.
   std::optional<PendingQuery> take_query(const internal::TaskToken& token);
   // A poller took query task `task`: hand it the query and the history.
-  void start_query_task(const TaskRecord& task, const internal::TaskPayload& payload,
+  void start_query_task(const TaskRecord& task, const internal::TaskPayload& payload, int page_events,
                         Reply<v1::PollWorkflowTaskResponse> reply, std::function<void()> poll_again);
   // The token of a query task, or nothing for any other token.
   static std::optional<internal::TaskToken> query_token(const std::string& token);

@@ -1,6 +1,8 @@
 // Reading history: pages of events for GetHistory and for the tasks the
 // engine hands out, and history long-polls, which wait on an execution's
 // watcher list until a commit changes it.
+#include <algorithm>
+
 #include "engine/engine.hpp"
 #include "engine/request_validation.hpp"
 #include "history/proto_time.hpp"
@@ -11,7 +13,11 @@ namespace {
 
 constexpr int kHistoryPageDefault = 1000;
 
-std::string encode_page(int64_t next_event_id) { return std::to_string(next_event_id); }
+std::string encode_page(int64_t next_event_id) {
+  internal::HistoryPageToken token;
+  token.set_next_event_id(next_event_id);
+  return token.SerializeAsString();
+}
 
 }  // namespace
 
@@ -37,6 +43,31 @@ Status Engine::fill_history(const ExecutionKey& key, int64_t first_event_id, int
   return Status::ok();
 }
 
+int Engine::history_page_size(int32_t asked) { return asked > 0 ? asked : kHistoryPageDefault; }
+
+Status Engine::task_history_page(const ExecutionKey& key, internal::HistoryPageToken from, int max_events,
+                                 v1::History& out, std::string& next_page_token) {
+  next_page_token.clear();
+  int64_t next = from.next_event_id();
+  const int64_t last = from.last_event_id();
+  if (next <= last) {
+    const int wanted = static_cast<int>(std::min<int64_t>(max_events, last - next + 1));
+    const int before = out.events_size();
+    REPRISE_RETURN_IF_ERROR(fill_history(key, next, wanted, out, next));
+    if (out.events_size() - before < wanted) {
+      return Status::not_found("the history of " + key.to_string() + " ends before event " + std::to_string(last) +
+                               ", the last of the task's: the run was deleted");
+    }
+  }
+  if (next <= last) {
+    from.set_next_event_id(next);
+    next_page_token = from.SerializeAsString();
+    return Status::ok();
+  }
+  for (auto& e : *from.mutable_unwritten_events()) *out.add_events() = std::move(e);
+  return Status::ok();
+}
+
 void Engine::get_history(v1::GetHistoryRequest request, Reply<v1::GetHistoryResponse> reply,
                          std::shared_ptr<PollTicket> ticket) {
   if (Status s = validate_request(request); !s) return reply(s);
@@ -53,14 +84,24 @@ void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Rep
   if (!resolved) return reply(resolved.status());
   const ExecutionKey key = *resolved;
   int64_t first = request.first_event_id() > 0 ? request.first_event_id() : 1;
+  const int max_events = history_page_size(request.maximum_page_size());
   if (!request.next_page_token().empty()) {
-    try {
-      first = std::stoll(request.next_page_token());
-    } catch (const std::exception&) {
+    internal::HistoryPageToken token;
+    if (!token.ParseFromString(request.next_page_token()) || token.next_event_id() < 1) {
       return reply(Status::invalid_argument("next_page_token is malformed"));
     }
+    if (token.last_event_id() > 0) {
+      // The rest of a task's history: written long ago, nothing to wait for.
+      v1::GetHistoryResponse out;
+      std::string next;
+      if (Status s = task_history_page(key, std::move(token), max_events, *out.mutable_history(), next); !s) {
+        return reply(s);
+      }
+      out.set_next_page_token(std::move(next));
+      return reply(std::move(out));
+    }
+    first = token.next_event_id();
   }
-  const int max_events = request.maximum_page_size() > 0 ? request.maximum_page_size() : kHistoryPageDefault;
   const auto wait = std::min<std::chrono::milliseconds>(
       request.wait_timeout().seconds() > 0 || request.wait_timeout().nanos() > 0
           ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.wait_timeout()))

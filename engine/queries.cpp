@@ -1,12 +1,11 @@
 // Queries: a client asks a running (or closed) workflow for a value computed
 // from its state. Nothing is written: the engine puts an in-memory query task
-// on the workflow's task queue, a worker takes it with the full history,
-// replays (or uses its cache), runs the query handler and answers through the
+// on the workflow's task queue, a worker takes it with the history's first
+// page, reads the rest (up to where the history ended when the task was
+// handed out), replays, runs the query handler and answers through the
 // task's token. The answer goes straight back to the waiting client; a query
 // that no worker answers in time ends with DEADLINE_EXCEEDED. Query tasks are
 // lost on restart, like the client calls waiting for them.
-#include <climits>
-
 #include "engine/engine.hpp"
 #include "engine/request_validation.hpp"
 #include "history/proto_time.hpp"
@@ -78,7 +77,7 @@ std::optional<Engine::PendingQuery> Engine::take_query(uint64_t query_id) {
   return q;
 }
 
-void Engine::start_query_task(const TaskRecord& task, const internal::TaskPayload& payload,
+void Engine::start_query_task(const TaskRecord& task, const internal::TaskPayload& payload, int page_events,
                               Reply<v1::PollWorkflowTaskResponse> reply, std::function<void()> poll_again) {
   v1::WorkflowQuery query;
   {
@@ -104,8 +103,15 @@ void Engine::start_query_task(const TaskRecord& task, const internal::TaskPayloa
   out.set_previous_started_event_id(state.last_completed_started_event_id());
   out.set_started_event_id(record->next_event_id - 1);
   (*out.mutable_queries())[query_key(payload.query_id())] = std::move(query);
-  int64_t next = 0;
-  if (Status s = fill_history(task.execution, 1, INT_MAX, *out.mutable_history(), next); !s) return reply(s);
+  // The history as it is now; later pages stop there, however it grows.
+  internal::HistoryPageToken from;
+  from.set_next_event_id(1);
+  from.set_last_event_id(record->next_event_id - 1);
+  std::string next;
+  if (Status s = task_history_page(task.execution, std::move(from), page_events, *out.mutable_history(), next); !s) {
+    return reply(s);
+  }
+  out.set_next_page_token(std::move(next));
   reply(std::move(out));
 }
 

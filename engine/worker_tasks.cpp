@@ -1,8 +1,6 @@
 // The worker side of the workflow service: polls for workflow and activity
 // tasks, and the outcomes workers report on the tasks they hold (workflow
 // task completion and failure, heartbeats, activity results).
-#include <climits>
-
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 #include "engine/request_validation.hpp"
@@ -22,19 +20,25 @@ void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::P
       {{ns, TaskKind::kWorkflowTask, request.task_queue().name()},
        request.identity(),
        poll_deadline(),
-       std::move(ticket)},
+       std::move(ticket),
+       history_page_size(request.maximum_page_size())},
       std::move(reply),
       [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollWorkflowTaskResponse& out) {
         return ms.start_workflow_task(p, who, out);
       },
-      [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollWorkflowTaskResponse& out) {
+      [this, page_events = history_page_size(request.maximum_page_size())](
+          const TaskRecord& task, const internal::TaskPayload& payload, v1::PollWorkflowTaskResponse& out) {
         // The sticky worker has the workflow cached up to its last task.
-        const int64_t first = payload.sticky() ? out.previous_started_event_id() + 1 : 1;
-        v1::History transient;  // a retry's own events, not written yet: they go last
-        transient.Swap(out.mutable_history());
-        int64_t next = 0;
-        REPRISE_RETURN_IF_ERROR(fill_history(task.execution, first, INT_MAX, *out.mutable_history(), next));
-        for (auto& e : *transient.mutable_events()) *out.mutable_history()->add_events() = std::move(e);
+        internal::HistoryPageToken from;
+        from.set_next_event_id(payload.sticky() ? out.previous_started_event_id() + 1 : 1);
+        // A retry's own events, not written yet, go last.
+        from.mutable_unwritten_events()->Swap(out.mutable_history()->mutable_events());
+        from.set_last_event_id(from.unwritten_events().empty() ? out.started_event_id()
+                                                               : from.unwritten_events(0).event_id() - 1);
+        std::string next;
+        REPRISE_RETURN_IF_ERROR(
+            task_history_page(task.execution, std::move(from), page_events, *out.mutable_history(), next));
+        out.set_next_page_token(std::move(next));
         return Status::ok();
       });
 }
@@ -77,7 +81,7 @@ void Engine::poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response>
     internal::TaskPayload payload;
     payload.ParseFromString(task->payload);
     if constexpr (std::is_same_v<Response, v1::PollWorkflowTaskResponse>) {
-      if (payload.query_id() != 0) return start_query_task(*task, payload, reply, again);
+      if (payload.query_id() != 0) return start_query_task(*task, payload, spec.page_events, reply, again);
     }
     auto response = std::make_shared<Response>();
     auto applied = std::make_shared<Applied>(Applied::kStale);

@@ -10,6 +10,7 @@
 #include "reprise/detail/failure.hpp"
 #include "worker/heartbeat_sender.hpp"
 #include "worker/sticky_cache.hpp"
+#include "worker/task_history.hpp"
 #include "worker/task_pool.hpp"
 
 namespace reprise {
@@ -122,6 +123,7 @@ void Worker::workflow_poll_loop(const std::string& queue) {
     v1::PollWorkflowTaskRequest poll;
     poll.mutable_task_queue()->set_name(queue);
     poll.set_identity(options_.identity);
+    poll.set_maximum_page_size(options_.history_page_events);
     auto task = std::make_shared<v1::PollWorkflowTaskResponse>();
     try {
       *task = connection_->poll_workflow_task(poll);
@@ -193,10 +195,19 @@ std::optional<Worker::TaskFailure> Worker::complete_workflow_task(const v1::Poll
   const std::string& run_id = task.workflow_execution().run_id();
   // This task alone holds the run's instance until it gives it back.
   worker::StickyCache::Lease lease = cache_->acquire(run_id);
-  v1::History events;
   std::unique_ptr<worker::WorkflowInstance> instance = lease.take();
-  worker::ApplyResult activation = instance_for(task, starter->second, instance, events);
-  if (activation) activation = instance->apply(events);
+  // The cached instance serves the task that continues it; any other task
+  // replays from the start (a sticky one whose workflow was evicted, or
+  // never here, reads the events before its own).
+  const int64_t first = task.history().events_size() > 0 ? task.history().events(0).event_id() : 1;
+  if (!instance || instance->last_event_id() + 1 != first) {
+    instance = std::make_unique<worker::WorkflowInstance>(type, starter->second, options_.panic_policy);
+    instance->set_execution(task.workflow_execution().workflow_id(), run_id);
+    instance->set_blobs(blobs_.get());
+  }
+  worker::TaskHistory history(*connection_, task, instance->last_event_id() + 1, options_.history_page_events);
+  worker::ApplyResult activation =
+      history.apply([&instance](const v1::History& chunk) { return instance->apply(chunk); });
   if (!activation) {
     lease.release(nullptr);  // the instance is dropped: the retry replays afresh
     return TaskFailure{activation.nondeterministic() ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
@@ -225,53 +236,6 @@ std::optional<Worker::TaskFailure> Worker::complete_workflow_task(const v1::Poll
   return std::nullopt;
 }
 
-worker::ApplyResult Worker::instance_for(const v1::PollWorkflowTaskResponse& task,
-                                         std::shared_ptr<const worker::WorkflowStarter> starter,
-                                         std::unique_ptr<worker::WorkflowInstance>& instance, v1::History& events) {
-  const std::string& run_id = task.workflow_execution().run_id();
-  const int64_t first = task.history().events_size() > 0 ? task.history().events(0).event_id() : 1;
-  if (instance && instance->last_event_id() + 1 == first) {
-    events = task.history();
-    return worker::Activation{};
-  }
-  instance = std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter, options_.panic_policy);
-  instance->set_execution(task.workflow_execution().workflow_id(), run_id);
-  instance->set_blobs(blobs_.get());
-  if (first == 1) {
-    events = task.history();
-    return worker::Activation{};
-  }
-  // Evicted, or never here: the task has only the new events. Replay the
-  // rest page by page, so memory holds one page and the workflow's state,
-  // not the whole history. An activation needs the events after its
-  // WorkflowTaskStarted (its completion and commands) in the same apply(),
-  // so each page is applied up to its last WorkflowTaskStarted and the rest
-  // carried into the next.
-  v1::GetHistoryRequest r;
-  *r.mutable_workflow_execution() = task.workflow_execution();
-  r.set_maximum_page_size(options_.history_page_events);
-  v1::History carry;
-  do {
-    v1::GetHistoryResponse page = connection_->get_history(r, std::chrono::seconds(30));
-    for (auto& e : *page.mutable_history()->mutable_events()) {
-      if (e.event_id() < first) *carry.add_events() = std::move(e);
-    }
-    r.set_next_page_token(page.next_page_token());
-    int cut = carry.events_size();
-    while (cut > 0 && carry.events(cut - 1).event_type() != v1::EVENT_TYPE_WORKFLOW_TASK_STARTED) --cut;
-    if (cut > 0) --cut;  // the WorkflowTaskStarted itself waits for what follows it
-    if (cut == 0) continue;
-    v1::History ready;
-    ready.mutable_events()->Reserve(cut);
-    for (int i = 0; i < cut; ++i) *ready.add_events() = std::move(*carry.mutable_events(i));
-    carry.mutable_events()->DeleteSubrange(0, cut);
-    if (worker::ApplyResult replayed = instance->apply(ready); !replayed) return replayed;
-  } while (!r.next_page_token().empty());
-  for (const auto& e : task.history().events()) *carry.add_events() = e;
-  events = std::move(carry);
-  return worker::Activation{};
-}
-
 void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
   v1::CompleteWorkflowTaskRequest r;
   r.set_task_token(task.task_token());
@@ -289,7 +253,13 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
     instance = std::make_unique<worker::WorkflowInstance>(task.workflow_type().name(), starter->second);
     instance->set_execution(task.workflow_execution().workflow_id(), task.workflow_execution().run_id());
     instance->set_blobs(blobs_.get());
-    replayed = instance->replay_completed(task.history()).status();
+    try {
+      worker::TaskHistory history(*connection_, task, 1, options_.history_page_events);
+      replayed = history.apply([&instance](const v1::History& chunk) { return instance->replay_completed(chunk); })
+                     .status();
+    } catch (const std::exception& e) {
+      replayed = Status::unavailable(std::string("the worker could not read the workflow's history: ") + e.what());
+    }
   }
   for (const auto& [id, query] : task.queries()) {
     v1::WorkflowQueryResult& result = (*r.mutable_query_results())[id];

@@ -31,10 +31,8 @@
 #include "reprise/workflow.hpp"
 
 namespace reprise::worker {
-class ApplyResult;
 class StickyCache;
 class TaskPool;
-class WorkflowInstance;
 }  // namespace reprise::worker
 
 namespace reprise {
@@ -76,8 +74,9 @@ struct WorkerOptions {
   // also about how late such an activity hears of a cancellation).
   std::chrono::milliseconds max_heartbeat_throttle_interval{60'000};
   std::chrono::milliseconds default_heartbeat_throttle_interval{30'000};
-  // Events per page when a cache miss replays history (0: the server's
-  // default of 1000); memory holds one page at a time.
+  // Events per page of history: a workflow or query task comes with one
+  // page and the worker reads the rest as it replays (0: the server's
+  // default of 1000). A replay holds one page at a time.
   int history_page_events = 0;
   // The stack of each stackful workflow and of each of its branches
   // (reprise/stackful.hpp). The cache counts the whole reserved size.
@@ -126,14 +125,6 @@ class Worker {
   // Completes the task, or says why it must fail.
   std::optional<TaskFailure> complete_workflow_task(const v1::PollWorkflowTaskResponse& task);
   void answer_query(const v1::PollWorkflowTaskResponse& task);
-  // Makes `instance` (the cached one, or null) the one for `task` and sets
-  // the events it must still apply: the cached one if the task continues
-  // it, else a fresh one that has replayed the history before the task's
-  // events (fetched page by page when the task has only part). An error
-  // when that replay fails.
-  worker::ApplyResult instance_for(const v1::PollWorkflowTaskResponse& task,
-                                   std::shared_ptr<const worker::WorkflowStarter> starter,
-                                   std::unique_ptr<worker::WorkflowInstance>& instance, v1::History& events);
   void run_activity(const v1::PollActivityTaskResponse& task);
 
   std::shared_ptr<Connection> connection_;

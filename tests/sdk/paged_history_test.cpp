@@ -1,0 +1,179 @@
+// A long workflow on a worker with the cache off, so every task replays it
+// from the start, through an embedded connection that counts the history
+// events the worker is sent. Each workflow or query task comes with one page
+// of history and the worker reads the rest through GetHistory as it
+// replays: no answer holds the whole history, and no event is read twice
+// for one replay.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+
+#include "reprise/client.hpp"
+#include "reprise/worker.hpp"
+
+namespace reprise {
+namespace {
+
+using namespace std::chrono_literals;
+
+inline constexpr Query<int64_t> ticks_done{"ticks_done"};
+
+// Five events a tick: TimerStarted, TimerFired and the next task's three.
+Workflow<int64_t> ticks(WorkflowContext& ctx, int64_t count) {
+  int64_t done = 0;
+  ctx.on_query(ticks_done, [&done] { return done; });
+  for (int64_t i = 0; i < count; ++i) {
+    co_await ctx.sleep(1ms);
+    ++done;
+  }
+  co_return done;
+}
+inline constexpr WorkflowDef<&ticks> ticks_wf{"ticks"};
+
+// Passes every call through and counts the history events in workflow and
+// query tasks and in GetHistory pages.
+class CountingConnection final : public Connection {
+ public:
+  explicit CountingConnection(std::shared_ptr<Connection> inner) : inner_(std::move(inner)) {}
+
+  std::atomic<int64_t> tasks{0};
+  std::atomic<int64_t> task_events{0};      // in the tasks themselves
+  std::atomic<int64_t> largest_task{0};     // events in the largest task
+  std::atomic<int64_t> paged_events{0};     // read through GetHistory
+  std::atomic<int64_t> history_needed{0};   // the tasks' histories, end to end
+  std::atomic<int64_t> query_tasks{0};
+  std::atomic<int64_t> largest_query_task{0};
+
+  v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
+    v1::PollWorkflowTaskResponse task = inner_->poll_workflow_task(r);
+    if (task.task_token().empty()) return task;
+    const int64_t events = task.history().events_size();
+    if (task.queries_size() > 0) {
+      ++query_tasks;
+      raise(largest_query_task, events);
+    } else {
+      ++tasks;
+      raise(largest_task, events);
+      history_needed += task.started_event_id();
+    }
+    task_events += events;
+    return task;
+  }
+  v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override {
+    v1::GetHistoryResponse page = inner_->get_history(r, timeout);
+    if (!r.wait_new_event()) paged_events += page.history().events_size();
+    return page;
+  }
+
+  v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
+    return inner_->start_workflow(r);
+  }
+  void signal_workflow(const v1::SignalWorkflowRequest& r) override { inner_->signal_workflow(r); }
+  v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) override {
+    return inner_->query_workflow(r);
+  }
+  void request_cancel_workflow(const v1::RequestCancelWorkflowRequest& r) override {
+    inner_->request_cancel_workflow(r);
+  }
+  void terminate_workflow(const v1::TerminateWorkflowRequest& r) override { inner_->terminate_workflow(r); }
+  v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
+    return inner_->describe_workflow(r);
+  }
+  v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) override {
+    return inner_->list_workflows(r);
+  }
+  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override { inner_->complete_workflow_task(r); }
+  void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override { inner_->fail_workflow_task(r); }
+  v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
+    return inner_->poll_activity_task(r);
+  }
+  bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override { return inner_->heartbeat_activity(r); }
+  void complete_activity(const v1::CompleteActivityRequest& r) override { inner_->complete_activity(r); }
+  void fail_activity(const v1::FailActivityRequest& r) override { inner_->fail_activity(r); }
+  void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
+    inner_->report_activity_canceled(r);
+  }
+  v1::PutPayloadResponse put_payload(std::string_view bytes) override { return inner_->put_payload(bytes); }
+  std::string get_payload(const std::string& sha256) override { return inner_->get_payload(sha256); }
+  void cancel_polls() override { inner_->cancel_polls(); }
+
+ private:
+  static void raise(std::atomic<int64_t>& max, int64_t value) {
+    int64_t seen = max.load();
+    while (seen < value && !max.compare_exchange_weak(seen, value)) {
+    }
+  }
+
+  std::shared_ptr<Connection> inner_;
+};
+
+struct TempDatabase {
+  std::filesystem::path dir;
+  TempDatabase() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "reprise-paged-XXXXXX").string();
+    dir = ::mkdtemp(pattern.data());
+  }
+  ~TempDatabase() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+constexpr int kPageEvents = 50;
+constexpr int64_t kTicks = 70;  // 355 events
+
+class PagedHistory : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    counting = std::make_shared<CountingConnection>(Connection::embedded((db.dir / "paged.db").string()));
+    worker = std::make_unique<Worker>(counting, WorkerOptions{.task_queue = "ticks",
+                                                              .workflow_threads = 1,
+                                                              .cache_size = 0,
+                                                              .history_page_events = kPageEvents});
+    worker->register_workflow(ticks_wf);
+    worker->start();
+  }
+  void TearDown() override { worker->stop(); }
+
+  TempDatabase db;
+  std::shared_ptr<CountingConnection> counting;
+  std::unique_ptr<Worker> worker;
+};
+
+TEST_F(PagedHistory, EachTaskOfALongWorkflowComesWithOnePageAndTheWorkerReadsTheRest) {
+  Client client(counting);
+  auto run = client.start(ticks_wf, {.id = "ticks-1", .task_queue = "ticks"}, kTicks);
+  ASSERT_EQ(run.result(60s), kTicks);
+  const int64_t length = run.describe().info().history_length();
+  std::printf("%lld events; %lld tasks; sent in tasks %lld (largest %lld), read through GetHistory %lld\n",
+              static_cast<long long>(length), static_cast<long long>(counting->tasks.load()),
+              static_cast<long long>(counting->task_events.load()),
+              static_cast<long long>(counting->largest_task.load()),
+              static_cast<long long>(counting->paged_events.load()));
+  ASSERT_GE(length, 300);
+  EXPECT_LE(counting->largest_task.load(), kPageEvents) << "a task came with more than one page of history";
+  EXPECT_LE(counting->task_events.load(), counting->tasks.load() * kPageEvents);
+  // With the cache off each task is a full replay, which must read each of
+  // the task's events once: the pages neither miss nor repeat any.
+  EXPECT_EQ(counting->task_events.load() + counting->paged_events.load(), counting->history_needed.load());
+}
+
+TEST_F(PagedHistory, AQueryOnALongWorkflowIsAnsweredFromPagedHistory) {
+  Client client(counting);
+  auto run = client.start(ticks_wf, {.id = "ticks-2", .task_queue = "ticks"}, kTicks);
+  ASSERT_EQ(run.result(60s), kTicks);
+  const int64_t paged_before = counting->paged_events.load();
+  EXPECT_EQ(client.query("ticks-2", ticks_done), kTicks);
+  EXPECT_EQ(counting->query_tasks.load(), 1);
+  EXPECT_LE(counting->largest_query_task.load(), kPageEvents) << "the query task came with more than one page";
+  EXPECT_EQ(counting->largest_query_task.load() + counting->paged_events.load() - paged_before,
+            run.describe().info().history_length())
+      << "the query's replay read each event once";
+}
+
+}  // namespace
+}  // namespace reprise
