@@ -151,6 +151,15 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
       return;
     }
     ms->set_run_id_source([this] { return new_run_id(); });
+    ms->set_started_event_source([this, key]() -> Result<v1::WorkflowExecutionStartedEventAttributes> {
+      v1::History first;
+      int64_t next_event_id = 0;
+      REPRISE_RETURN_IF_ERROR(fill_history(key, 1, 1, first, next_event_id));
+      if (first.events_size() == 0 || !first.events(0).has_workflow_execution_started()) {
+        return Status::data_loss("history of " + key.to_string() + " does not begin with WorkflowExecutionStarted");
+      }
+      return first.events(0).workflow_execution_started();
+    });
     Status s = op(*ms);
     if (!s.is_ok()) {
       answer(s);

@@ -106,9 +106,10 @@ Result<Engine::Deleted> Engine::check_deletable(const ExecutionKey& key, DeleteC
   internal::ExecutionState state;
   // A state that does not parse must not keep an operator from deleting it.
   if (!history::parse_stored(record->state, state)) return Deleted::kYes;
-  // Only a run that closed its chain tells the parent (a continue-as-new
-  // does not), and the parent reads how from this run's history.
-  if (record->status == v1::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW || !state.has_parent_execution()) {
+  // Only a run that closed its chain tells the parent (a continue-as-new or
+  // a retried run does not), and the parent reads how from this run's history.
+  if (record->status == v1::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW || !state.next_run_id().empty() ||
+      !state.has_parent_execution()) {
     return Deleted::kYes;
   }
   const ExecutionKey parent{key.namespace_id, state.parent_execution().workflow_id(),

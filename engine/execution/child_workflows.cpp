@@ -59,7 +59,7 @@ Status MutableState::initiate_child(const v1::StartChildWorkflowExecutionCommand
                                  ? v1::PARENT_CLOSE_POLICY_TERMINATE
                                  : a.parent_close_policy());
   i->set_workflow_id_reuse_policy(a.workflow_id_reuse_policy());
-  *i->mutable_retry_policy() = a.retry_policy();
+  if (a.has_retry_policy()) *i->mutable_retry_policy() = a.retry_policy();
   i->set_workflow_task_completed_event_id(completed_event_id);
   const v1::HistoryEvent& written = append(std::move(e));
   const int64_t initiated_event_id = written.event_id();
@@ -112,7 +112,7 @@ Result<Applied> MutableState::start_child(int64_t initiated_event_id,
   *request.mutable_workflow_execution_timeout() = a.workflow_execution_timeout();
   *request.mutable_workflow_run_timeout() = a.workflow_run_timeout();
   *request.mutable_workflow_task_timeout() = a.workflow_task_timeout();
-  *request.mutable_retry_policy() = a.retry_policy();
+  if (a.has_retry_policy()) *request.mutable_retry_policy() = a.retry_policy();
   request.set_identity(key_.workflow_id);
   RunLineage lineage;
   lineage.parent = execution_of(key_.workflow_id, key_.run_id);
@@ -214,10 +214,11 @@ Result<Applied> MutableState::apply_parent_close_policy(const v1::WorkflowExecut
   }
 }
 
-void MutableState::notify_close(v1::WorkflowExecutionStatus status) {
+void MutableState::notify_close() {
   const auto& parent = state_.parent_execution();
-  if (!parent.workflow_id().empty() && status != v1::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW) {
-    // The chain's next run carries the parent on; only the last run reports.
+  if (!parent.workflow_id().empty() && !continued_as_) {
+    // The chain's next run (continue-as-new, retry) carries the parent on;
+    // only the last run reports.
     internal::TransferTask closed;
     closed.set_kind(internal::TransferTask::KIND_CHILD_CLOSED);
     closed.set_initiated_event_id(state_.parent_initiated_event_id());

@@ -1,5 +1,6 @@
 // Continue-as-new: the workflow closes this run and starts a fresh one with
 // the same workflow id, new input and an empty history, in one transition.
+// Retries (workflow_retry.cpp) start their next run the same way.
 #include "engine/execution/mutable_state.hpp"
 #include "history/proto_time.hpp"
 
@@ -7,7 +8,6 @@ namespace reprise::engine {
 
 Status MutableState::continue_as_new(const v1::ContinueAsNewWorkflowExecutionCommandAttributes& a,
                                      int64_t completed_event_id, const std::string& where) {
-  if (!run_ids_) return Status::internal(where + ": no run id source for continue-as-new");
   for (const auto* d : {&a.workflow_run_timeout(), &a.workflow_task_timeout()}) {
     if (to_nanos(*d).count() < 0) return Status::invalid_argument(where + ": timeouts must not be negative");
   }
@@ -24,7 +24,7 @@ Status MutableState::continue_as_new(const v1::ContinueAsNewWorkflowExecutionCom
   *next.mutable_workflow_task_timeout() =
       to_nanos(a.workflow_task_timeout()).count() > 0 ? a.workflow_task_timeout() : state_.workflow_task_timeout();
   *next.mutable_workflow_execution_timeout() = state_.workflow_execution_timeout();
-  *next.mutable_retry_policy() = a.retry_policy();
+  if (a.has_retry_policy()) *next.mutable_retry_policy() = a.retry_policy();
   // No request id: the start's belongs to the first run, and a retry of
   // that start must not find this one (Temporal gives a new run a new id).
 
@@ -36,14 +36,12 @@ Status MutableState::continue_as_new(const v1::ContinueAsNewWorkflowExecutionCom
   lineage.parent = state_.parent_execution();
   lineage.parent_initiated_event_id = state_.parent_initiated_event_id();
 
-  const ExecutionKey next_key{key_.namespace_id, key_.workflow_id, run_ids_()};
-  auto continued = std::make_unique<MutableState>(next_key, now_, config_);
-  if (claim_checks_) continued->expect_claim_checks();
-  REPRISE_RETURN_IF_ERROR(continued->start(next, lineage).with_context(where));
+  lineage.initiator = v1::CONTINUE_AS_NEW_INITIATOR_WORKFLOW;  // attempt 1: a new chain of retries
+  REPRISE_RETURN_IF_ERROR(start_next_run(next, std::move(lineage)).with_context(where));
 
   v1::HistoryEvent e;
   auto* c = e.mutable_workflow_execution_continued_as_new();
-  c->set_new_execution_run_id(next_key.run_id);
+  c->set_new_execution_run_id(continued_as_->key().run_id);
   *c->mutable_workflow_type() = next.workflow_type();
   *c->mutable_task_queue() = next.task_queue();
   *c->mutable_input() = a.input();
@@ -52,6 +50,18 @@ Status MutableState::continue_as_new(const v1::ContinueAsNewWorkflowExecutionCom
   c->set_workflow_task_completed_event_id(completed_event_id);
   append(std::move(e));
   close(v1::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW);
+  return Status::ok();
+}
+
+Status MutableState::start_next_run(const v1::StartWorkflowRequest& next, RunLineage lineage) {
+  if (!run_ids_) return Status::internal("no run id source to start the run after " + key_.to_string());
+  auto continued =
+      std::make_unique<MutableState>(ExecutionKey{key_.namespace_id, key_.workflow_id, run_ids_()}, now_, config_);
+  // Its input may hold references (this run's own, or a retry's from its
+  // first run's history): the new run records its own.
+  continued->expect_claim_checks();
+  REPRISE_RETURN_IF_ERROR(continued->start(next, lineage));
+  state_.set_next_run_id(continued->key().run_id);
   continued_as_ = std::move(continued);
   return Status::ok();
 }

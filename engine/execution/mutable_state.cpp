@@ -140,13 +140,7 @@ Status MutableState::check_new_run(const v1::WorkflowType& type, const std::stri
   for (const auto* d : {&execution_timeout, &run_timeout, &task_timeout}) {
     if (negative(*d)) return Status::invalid_argument(prefix + "workflow timeouts must not be negative");
   }
-  // Accepted and ignored, a policy would promise retries that never happen.
-  if (retry_policy.ByteSizeLong() > 0) {
-    return Status::invalid_argument(prefix +
-                                    "retry_policy is not supported for workflows yet (a failed run is not "
-                                    "retried); leave it unset. Activities take their own retry_policy");
-  }
-  return Status::ok();
+  return check_retry_policy(retry_policy, prefix + "retry_policy");
 }
 
 Status MutableState::start(const v1::StartWorkflowRequest& r, const RunLineage& lineage) {
@@ -169,6 +163,9 @@ Status MutableState::start(const v1::StartWorkflowRequest& r, const RunLineage& 
   state_.set_start_request_id(r.request_id());
   state_.set_workflow_task_attempt(1);
   state_.set_original_run_id(lineage.original_run_id.empty() ? key_.run_id : lineage.original_run_id);
+  if (r.has_retry_policy()) *state_.mutable_retry_policy() = r.retry_policy();
+  state_.set_attempt(lineage.attempt);
+  const std::chrono::nanoseconds backoff = lineage.first_workflow_task_backoff;
   std::optional<TimePoint> expiration = lineage.execution_expiration;
   if (!expiration && positive(r.workflow_execution_timeout())) {
     expiration = now_ + to_nanos(r.workflow_execution_timeout());
@@ -192,23 +189,35 @@ Status MutableState::start(const v1::StartWorkflowRequest& r, const RunLineage& 
   *a->mutable_parent_execution() = state_.parent_execution();
   a->set_parent_initiated_event_id(state_.parent_initiated_event_id());
   if (expiration) set_time(a->mutable_execution_expiration_time(), *expiration);
-  a->set_attempt(1);
-  *a->mutable_retry_policy() = r.retry_policy();
+  a->set_attempt(lineage.attempt);
+  if (r.has_retry_policy()) *a->mutable_retry_policy() = r.retry_policy();
   a->set_identity(r.identity());
   a->set_request_id(r.request_id());
+  a->set_initiator(lineage.initiator);
+  *a->mutable_continued_failure() = lineage.continued_failure;
+  if (backoff.count() > 0) set_duration(a->mutable_first_workflow_task_backoff(), backoff);
   append(std::move(e));
 
-  // The run timeout bounds this run; the execution timeout bounds the whole
-  // continue-as-new chain. Whichever ends first times the run out.
+  // The run timeout bounds this run from its first workflow task on (after
+  // a retry's backoff, as in Temporal); the execution timeout bounds the
+  // whole chain. Whichever ends first times the run out.
   std::optional<TimePoint> deadline = expiration;
   if (positive(r.workflow_run_timeout())) {
-    const TimePoint run_deadline = now_ + to_nanos(r.workflow_run_timeout());
+    const TimePoint run_deadline = now_ + backoff + to_nanos(r.workflow_run_timeout());
     if (!deadline || run_deadline < *deadline) deadline = run_deadline;
   }
   if (deadline) {
     internal::TimerTask t;
     t.set_kind(internal::TimerTask::KIND_RUN_TIMEOUT);
     add_timer(*deadline, t);
+  }
+  if (backoff.count() > 0) {
+    // A durable timer row, so the retry starts after a restart too.
+    state_.set_first_workflow_task_backoff_pending(true);
+    internal::TimerTask t;
+    t.set_kind(internal::TimerTask::KIND_WORKFLOW_BACKOFF);
+    add_timer(now_ + backoff, t);
+    return Status::ok();
   }
   wake_pending_ = true;  // the first workflow task, after any signal that came with the start
   return Status::ok();
@@ -242,15 +251,8 @@ Status MutableState::apply_command(const v1::Command& c, int64_t completed_event
       close(v1::WORKFLOW_EXECUTION_STATUS_COMPLETED);
       return Status::ok();
     }
-    case C::kFailWorkflowExecution: {
-      v1::HistoryEvent e;
-      auto* a = e.mutable_workflow_execution_failed();
-      *a->mutable_failure() = c.fail_workflow_execution().failure();
-      a->set_workflow_task_completed_event_id(completed_event_id);
-      append(std::move(e));
-      close(v1::WORKFLOW_EXECUTION_STATUS_FAILED);
-      return Status::ok();
-    }
+    case C::kFailWorkflowExecution:
+      return fail_run(c.fail_workflow_execution().failure(), completed_event_id);
     case C::kCancelWorkflowExecution: {
       v1::HistoryEvent e;
       auto* a = e.mutable_workflow_execution_canceled();
@@ -311,9 +313,7 @@ Status MutableState::schedule_activity(const v1::ScheduleActivityTaskCommandAttr
   if (!positive(a.start_to_close_timeout()) && !positive(a.schedule_to_close_timeout())) {
     return Status::invalid_argument(where + ": start_to_close_timeout or schedule_to_close_timeout is required");
   }
-  if (a.retry_policy().maximum_attempts() < 0) {
-    return Status::invalid_argument(where + ": retry_policy.maximum_attempts must not be negative");
-  }
+  REPRISE_RETURN_IF_ERROR(check_retry_policy(a.retry_policy(), where + ": retry_policy"));
 
   v1::HistoryEvent e;
   auto* s = e.mutable_activity_task_scheduled();
@@ -379,7 +379,7 @@ void MutableState::close(v1::WorkflowExecutionStatus status) {
   state_.clear_activities();
   state_.clear_timers();
   state_.clear_external_requests();  // their transfer tasks find nothing pending and drop themselves
-  notify_close(status);
+  notify_close();
   became_closed_ = true;
 }
 
@@ -548,14 +548,14 @@ Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
       close_activity(t.scheduled_event_id(), std::move(e));
       return Applied::kYes;
     }
-    case K::KIND_RUN_TIMEOUT: {
-      v1::HistoryEvent e;
-      e.mutable_workflow_execution_timed_out()->set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
-      append(std::move(e));
-      state_.clear_buffered_events();
-      close(v1::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
+    case K::KIND_RUN_TIMEOUT:
+      REPRISE_RETURN_IF_ERROR(time_out_run());
       return Applied::kYes;
-    }
+    case K::KIND_WORKFLOW_BACKOFF:
+      if (!state_.first_workflow_task_backoff_pending()) return stale();
+      state_.set_first_workflow_task_backoff_pending(false);
+      wake_pending_ = true;  // with any signal that arrived during the backoff
+      return Applied::kYes;
     default:
       return Status::data_loss("timer of execution " + key_.to_string() + " has unknown kind " +
                                std::to_string(t.kind()));

@@ -59,17 +59,27 @@ struct EngineConfig {
 };
 
 // Where a run comes from, beyond its start request: the run it continues
-// (continue-as-new) and the parent that started it (child workflows).
+// (continue-as-new or a retry) and the parent that started it (child
+// workflows).
 struct RunLineage {
   std::string continued_run_id;
   std::string original_run_id;  // "" = this run is the first of its chain
   std::optional<TimePoint> execution_expiration;
   v1::WorkflowExecution parent;
   int64_t parent_initiated_event_id = 0;
+  v1::ContinueAsNewInitiator initiator = v1::CONTINUE_AS_NEW_INITIATOR_UNSPECIFIED;
+  // A retry: its attempt, the failure it retries, and the backoff before its
+  // first workflow task.
+  int32_t attempt = 1;
+  v1::Failure continued_failure;
+  std::chrono::nanoseconds first_workflow_task_backoff{0};
 };
 
-// Makes run ids for the runs a transition creates (continue-as-new).
+// Makes run ids for the runs a transition creates (continue-as-new, retries).
 using RunIdSource = std::function<std::string()>;
+// Reads this run's WorkflowExecutionStarted attributes from its history: a
+// retry starts again with the same input.
+using StartedEventSource = std::function<Result<v1::WorkflowExecutionStartedEventAttributes>()>;
 
 // Whether a task or timer still applied when it was taken or fired.
 enum class Applied { kYes, kStale };
@@ -92,8 +102,10 @@ class MutableState {
   // The request holds claim-check references: finish() records a blob
   // reference for each one the execution now holds.
   void expect_claim_checks() { claim_checks_ = true; }
-  // Needed before a workflow task completes with continue-as-new.
+  // Needed before a workflow task completes with continue-as-new, and before
+  // a run with a retry policy fails or times out.
   void set_run_id_source(RunIdSource source) { run_ids_ = std::move(source); }
+  void set_started_event_source(StartedEventSource source) { started_event_ = std::move(source); }
 
   // A poller took the workflow task row with `payload`. Fills the response's
   // token and ids (the caller adds the history).
@@ -217,7 +229,7 @@ class MutableState {
                         const std::string& where);
   void add_transfer(const ExecutionKey& target, const internal::TransferTask& task);
   // Closing: tell the parent, apply the parent-close policy to children.
-  void notify_close(v1::WorkflowExecutionStatus status);
+  void notify_close();
   Status initiate_signal_external(const v1::SignalExternalWorkflowExecutionCommandAttributes& a,
                                   int64_t completed_event_id, const std::string& where);
   Status initiate_cancel_external(const v1::RequestCancelExternalWorkflowExecutionCommandAttributes& a,
@@ -225,6 +237,18 @@ class MutableState {
   Status check_external_target(const v1::WorkflowExecution& target, const std::string& where) const;
   Status continue_as_new(const v1::ContinueAsNewWorkflowExecutionCommandAttributes& a, int64_t completed_event_id,
                          const std::string& where);
+  // Creates the run this one continues as (continue-as-new or a retry), to
+  // be committed with this transition; call before close().
+  Status start_next_run(const v1::StartWorkflowRequest& next, RunLineage lineage);
+  // Retries (workflow_retry.cpp). When the run's retry policy retries
+  // `failure` now, starts the next attempt and returns its run id ("" when
+  // the run is not retried); the caller writes it into the close event.
+  Result<std::string> retry_run(const v1::Failure& failure);
+  // The backoff before the next attempt, if the policy retries `failure`.
+  std::optional<std::chrono::nanoseconds> retry_backoff_for(const v1::Failure& failure) const;
+  // The run fails (a command) or its run timeout passes; either may retry.
+  Status fail_run(const v1::Failure& failure, int64_t completed_event_id);
+  Status time_out_run();
   Status apply_command(const v1::Command& command, int64_t completed_event_id, size_t index);
   Status schedule_activity(const v1::ScheduleActivityTaskCommandAttributes& a, int64_t completed_event_id,
                            size_t index);
@@ -263,6 +287,7 @@ class MutableState {
   bool claim_checks_ = false;
   Status rejection_;
   RunIdSource run_ids_;
+  StartedEventSource started_event_;
   // The run this one continued as, created and committed with it.
   std::unique_ptr<MutableState> continued_as_;
   // A child started by this transition, and the current run it replaces.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "history/proto_time.hpp"
+#include "history/status.hpp"
 #include "reprise/v1/common.pb.h"
 
 namespace reprise::engine::state_util {
@@ -24,6 +25,25 @@ inline std::chrono::nanoseconds retry_backoff(const v1::RetryPolicy& policy, int
   const nanoseconds maximum = positive(policy.maximum_interval()) ? to_nanos(policy.maximum_interval()) : initial * 100;
   const double scaled = static_cast<double>(initial.count()) * std::pow(coefficient, next_attempt - 2);
   return scaled >= static_cast<double>(maximum.count()) ? maximum : nanoseconds(static_cast<int64_t>(scaled));
+}
+
+// What Temporal refuses in a retry policy (activities' and workflows'); `field`
+// names the policy in the error ("retry_policy", "command 0 (…): retry_policy").
+inline Status check_retry_policy(const v1::RetryPolicy& policy, const std::string& field) {
+  if (negative(policy.initial_interval()))
+    return Status::invalid_argument(field + ".initial_interval must not be negative");
+  if (negative(policy.maximum_interval()))
+    return Status::invalid_argument(field + ".maximum_interval must not be negative");
+  // Written so that NaN fails too; 0 means unset (the default, 2.0).
+  if (policy.backoff_coefficient() != 0 && !(policy.backoff_coefficient() >= 1.0)) {
+    return Status::invalid_argument(field + ".backoff_coefficient must be at least 1 (or 0 for the default, 2)");
+  }
+  if (policy.maximum_attempts() < 0) return Status::invalid_argument(field + ".maximum_attempts must not be negative");
+  if (positive(policy.maximum_interval()) &&
+      to_nanos(policy.maximum_interval()) < to_nanos(policy.initial_interval())) {
+    return Status::invalid_argument(field + ".maximum_interval must not be less than initial_interval");
+  }
+  return Status::ok();
 }
 
 }  // namespace reprise::engine::state_util

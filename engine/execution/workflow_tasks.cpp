@@ -107,7 +107,8 @@ Status MutableState::write_transient_events() {
 }
 
 void MutableState::wake_workflow() {
-  if (closed() || state_.has_workflow_task()) return;
+  // A retry's backoff holds back its first task; its timer schedules it.
+  if (closed() || state_.has_workflow_task() || state_.first_workflow_task_backoff_pending()) return;
   schedule_workflow_task();
 }
 

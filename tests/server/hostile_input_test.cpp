@@ -26,15 +26,6 @@ v1::PollActivityTaskResponse poll_activity(Stub& stub) {
   return out;
 }
 
-v1::DescribeWorkflowResponse describe(Stub& stub, const std::string& id, grpc::Status* status = nullptr) {
-  v1::DescribeWorkflowRequest r;
-  r.mutable_workflow_execution()->set_workflow_id(id);
-  v1::DescribeWorkflowResponse out;
-  grpc::Status s = call(stub, &Stub::DescribeWorkflow, r, &out);
-  if (status != nullptr) *status = s;
-  return out;
-}
-
 TEST(HostileInput, AnUnknownEnumValueIsRefusedNamingTheFieldAndTheServerLivesOn) {
   TempDir dir;
   Server server(dir.file("enum.db"));
@@ -250,17 +241,25 @@ TEST(HostileInput, TimersThatFailForeverDoNotStopTheOthersAndADamagedWorkflowCan
   ASSERT_TRUE(alive(server.stub()));
 }
 
-// A workflow retry policy is not applied yet: accepting one would promise
-// retries that never happen, so every way of asking for one is refused.
-TEST(HostileInput, AWorkflowRetryPolicyIsRefusedWhereverItIsAsked) {
+// A workflow retry policy is checked as an activity's is, wherever it is
+// asked for (workflow_retry_test has what a valid one does).
+TEST(HostileInput, AnInvalidWorkflowRetryPolicyIsRefusedNamingTheField) {
   TempDir dir;
   Server server(dir.file("retry.db"));
   auto start = start_request("retried");
-  start.mutable_retry_policy()->set_maximum_attempts(3);
+  start.mutable_retry_policy()->set_backoff_coefficient(0.5);
   v1::StartWorkflowResponse started;
   grpc::Status s = call(server.stub(), &Stub::StartWorkflow, start, &started);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("retry_policy is not supported for workflows yet"), std::string::npos)
+  EXPECT_NE(s.error_message().find("retry_policy.backoff_coefficient must be at least 1"), std::string::npos)
+      << s.error_message();
+  start.mutable_retry_policy()->set_backoff_coefficient(2);
+  start.mutable_retry_policy()->mutable_initial_interval()->set_seconds(10);
+  start.mutable_retry_policy()->mutable_maximum_interval()->set_seconds(5);
+  s = call(server.stub(), &Stub::StartWorkflow, start, &started);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("retry_policy.maximum_interval must not be less than initial_interval"),
+            std::string::npos)
       << s.error_message();
 
   ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request("parent"), &started).ok());
@@ -269,10 +268,12 @@ TEST(HostileInput, AWorkflowRetryPolicyIsRefusedWhereverItIsAsked) {
   child.set_command_type(v1::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
   child.mutable_start_child_workflow_execution()->set_workflow_id("kid");
   child.mutable_start_child_workflow_execution()->mutable_workflow_type()->set_name("hello");
-  child.mutable_start_child_workflow_execution()->mutable_retry_policy()->set_maximum_attempts(3);
+  child.mutable_start_child_workflow_execution()->mutable_retry_policy()->set_maximum_attempts(-3);
   s = complete(server.stub(), task.task_token(), {child});
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("START_CHILD_WORKFLOW_EXECUTION): retry_policy"), std::string::npos)
+  EXPECT_NE(s.error_message().find("START_CHILD_WORKFLOW_EXECUTION): retry_policy.maximum_attempts must not be "
+                                   "negative"),
+            std::string::npos)
       << s.error_message();
 }
 

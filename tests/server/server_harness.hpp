@@ -139,6 +139,15 @@ inline v1::GetHistoryResponse history_of(Stub& stub, const std::string& workflow
   return out;
 }
 
+inline v1::DescribeWorkflowResponse describe(Stub& stub, const std::string& id, grpc::Status* status = nullptr) {
+  v1::DescribeWorkflowRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(id);
+  v1::DescribeWorkflowResponse out;
+  grpc::Status s = call(stub, &Stub::DescribeWorkflow, r, &out);
+  if (status != nullptr) *status = s;
+  return out;
+}
+
 inline int count_events(const v1::GetHistoryResponse& history, v1::EventType type) {
   int n = 0;
   for (const auto& e : history.history().events()) n += e.event_type() == type ? 1 : 0;
