@@ -192,6 +192,10 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
         run_id = e.workflow_execution_continued_as_new().new_execution_run_id();
         continue;
       case v1::HistoryEvent::kWorkflowExecutionFailed:
+        if (!e.workflow_execution_failed().new_execution_run_id().empty()) {  // retried: the next run decides
+          run_id = e.workflow_execution_failed().new_execution_run_id();
+          continue;
+        }
         throw WorkflowFailedError(
             "workflow '" + workflow_id + "' failed: " + e.workflow_execution_failed().failure().message(),
             e.workflow_execution_failed().failure().type());
@@ -201,6 +205,10 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
       case v1::HistoryEvent::kWorkflowExecutionCanceled:
         throw WorkflowFailedError("workflow '" + workflow_id + "' was canceled", "");
       case v1::HistoryEvent::kWorkflowExecutionTimedOut:
+        if (!e.workflow_execution_timed_out().new_execution_run_id().empty()) {
+          run_id = e.workflow_execution_timed_out().new_execution_run_id();
+          continue;
+        }
         throw WorkflowFailedError("workflow '" + workflow_id + "' timed out", "");
       default:
         throw Error("workflow '" + workflow_id + "' closed with an unexpected event");

@@ -130,6 +130,44 @@ TEST(TestEnvironment, WorkflowsSignalAndCancelOtherWorkflowsAndTheSenderReplays)
   }
 }
 
+// Fails its first run; the retry (attempt 2, a new run) succeeds.
+Workflow<std::string> flaky(WorkflowContext& ctx, std::string order) {
+  if (ctx.info().attempt == 1) throw ApplicationError("Flaky", "the first run fails");
+  co_return order + " on attempt " + std::to_string(ctx.info().attempt);
+}
+inline constexpr WorkflowDef<&flaky> flaky_wf{"flaky"};
+
+Workflow<std::string> parent_of_flaky(WorkflowContext& ctx) {
+  co_return co_await ctx.execute_child(
+      flaky_wf, ChildWorkflowOptions().id("flaky-child").retry({.initial_interval = 10s, .maximum_attempts = 2}),
+      std::string("child order"));
+}
+inline constexpr WorkflowDef<&parent_of_flaky> parent_of_flaky_wf{"parent_of_flaky"};
+
+TEST(TestEnvironment, AWorkflowWithARetryPolicyThatFailsOnceReturnsTheSecondRunsResult) {
+  testing::TestEnvironment env;
+  Worker worker(env.connection(), {.task_queue = "t", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(flaky_wf);
+  worker.register_workflow(parent_of_flaky_wf);
+  worker.start();
+  Client client(env.connection());
+  const TimePoint before = env.now();
+  EXPECT_EQ(
+      client.execute(flaky_wf, {.id = "f", .task_queue = "t", .retry_policy = RetryPolicy{.initial_interval = 1h}},
+                     std::string("order 7")),
+      "order 7 on attempt 2");
+  EXPECT_GE(env.now() - before, 1h) << "the retry waited for its backoff";
+  EXPECT_EQ(client.execute(parent_of_flaky_wf, {.id = "p", .task_queue = "t"}), "child order on attempt 2")
+      << "the parent sees the child's last run";
+  try {
+    client.execute(flaky_wf, {.id = "no-retry", .task_queue = "t"}, std::string("order 8"));
+    FAIL() << "without a retry policy the failed run is the result";
+  } catch (const WorkflowFailedError& e) {
+    EXPECT_EQ(e.type(), "Flaky");
+  }
+  worker.stop();
+}
+
 TEST(TestEnvironment, TimeStandsStillWhileTheTestDoesSomethingElse) {
   testing::TestEnvironment env;
   Worker worker(env.connection(), {.task_queue = "t", .workflow_threads = 1, .activity_threads = 1});

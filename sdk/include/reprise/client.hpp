@@ -98,6 +98,10 @@ struct StartOptions {
   // Whether the id may start a new run after its last run closed
   // (UNSPECIFIED: allowed, as ALLOW_DUPLICATE).
   v1::WorkflowIdReusePolicy id_reuse_policy{v1::WORKFLOW_ID_REUSE_POLICY_UNSPECIFIED};
+  // Unset: a failed run stays failed. Set: a run that fails or times out is
+  // retried as a new run of the same id after the policy's backoff, and
+  // result() gives the last run's outcome.
+  std::optional<RetryPolicy> retry_policy{};
 };
 
 // The workflow did not close within the time result() was given.
@@ -197,6 +201,7 @@ class Client {
     r.mutable_workflow_execution_timeout()->set_seconds(options.execution_timeout.count());
     r.set_request_id(options.request_id.empty() ? detail::new_request_id() : options.request_id);
     r.set_workflow_id_reuse_policy(options.id_reuse_policy);
+    if (options.retry_policy) *r.mutable_retry_policy() = options.retry_policy->to_proto();
     r.set_identity("reprise-cpp-client");
     const v1::StartWorkflowResponse started = connection_->start_workflow(r);
     return {connection_, options.id, started.run_id(), started.started()};

@@ -1,16 +1,42 @@
 // How workflow code asks for work to run: ActivityOptions (no default: an
 // activity needs a timeout) and ChildWorkflowOptions. Two unrelated types,
 // so one cannot be passed where the other belongs. ExternalWorkflow names the
-// target of a signal or cancel request to another workflow.
+// target of a signal or cancel request to another workflow. RetryPolicy is
+// shared by activities, child workflows and StartOptions.
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "history/proto_time.hpp"
 #include "reprise/v1/command.pb.h"
 
 namespace reprise {
+
+// When a failed activity attempt, or a failed or timed-out workflow run, is
+// tried again (Temporal's RetryPolicy). Zero fields take the server's
+// defaults: 1 s initial interval, coefficient 2, at most 100 × the initial
+// interval, unlimited attempts. A failure whose type is listed, or that is
+// marked non-retryable, is not retried.
+struct RetryPolicy {
+  std::chrono::nanoseconds initial_interval{0};
+  double backoff_coefficient = 0;
+  std::chrono::nanoseconds maximum_interval{0};
+  int maximum_attempts = 0;  // 0: unlimited; 1: no retry
+  std::vector<std::string> non_retryable_error_types{};
+
+  v1::RetryPolicy to_proto() const {
+    v1::RetryPolicy p;
+    if (initial_interval.count() > 0) set_duration(p.mutable_initial_interval(), initial_interval);
+    p.set_backoff_coefficient(backoff_coefficient);
+    if (maximum_interval.count() > 0) set_duration(p.mutable_maximum_interval(), maximum_interval);
+    p.set_maximum_attempts(maximum_attempts);
+    for (const std::string& type : non_retryable_error_types) p.add_non_retryable_error_types(type);
+    return p;
+  }
+};
 
 // How an activity runs. There is no default: every activity needs a bound on
 // how long it may take, so options start from one of the two timeouts.
@@ -48,6 +74,11 @@ class ActivityOptions {
   }
   ActivityOptions& non_retryable(std::string error_type) {
     retry_.add_non_retryable_error_types(std::move(error_type));
+    return *this;
+  }
+  // The whole policy at once, replacing what the three above set.
+  ActivityOptions& retry(const RetryPolicy& policy) {
+    retry_ = policy.to_proto();
     return *this;
   }
 
@@ -95,6 +126,12 @@ class ChildWorkflowOptions {
     parent_close_ = policy;
     return *this;
   }
+  // A failed or timed-out run of the child is retried as a new run of its
+  // id; the parent sees only how the last run closed.
+  ChildWorkflowOptions& retry(const RetryPolicy& policy) {
+    retry_ = policy.to_proto();
+    return *this;
+  }
 
   const std::string& workflow_id() const { return id_; }
   void apply(v1::StartChildWorkflowExecutionCommandAttributes& a) const {
@@ -102,6 +139,7 @@ class ChildWorkflowOptions {
     if (!task_queue_.empty()) a.mutable_task_queue()->set_name(task_queue_);
     if (execution_timeout_.count() > 0) set_duration(a.mutable_workflow_execution_timeout(), execution_timeout_);
     if (run_timeout_.count() > 0) set_duration(a.mutable_workflow_run_timeout(), run_timeout_);
+    if (retry_) *a.mutable_retry_policy() = *retry_;
     switch (parent_close_) {
       case ParentClose::kTerminate:
         a.set_parent_close_policy(v1::PARENT_CLOSE_POLICY_TERMINATE);
@@ -118,6 +156,7 @@ class ChildWorkflowOptions {
  private:
   std::string id_, task_queue_;
   std::chrono::nanoseconds execution_timeout_{0}, run_timeout_{0};
+  std::optional<v1::RetryPolicy> retry_;
   ParentClose parent_close_ = ParentClose::kTerminate;
 };
 

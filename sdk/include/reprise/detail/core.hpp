@@ -22,8 +22,12 @@ struct WorkflowInfo {
   std::string workflow_id;
   std::string run_id;
   std::string workflow_type;
-  int attempt = 1;             // of the current workflow task
-  int64_t history_length = 0;  // events, including the current task's started event
+  // Of this run in its retry chain: 1, or n when the workflow's retry policy
+  // started it after n - 1 failed runs (Temporal's Info.Attempt). The same
+  // on replay; continue-as-new starts again at 1.
+  int attempt = 1;
+  int workflow_task_attempt = 1;  // of the current workflow task
+  int64_t history_length = 0;     // events, including the current task's started event
   int64_t history_size_bytes = 0;
   bool continue_as_new_suggested = false;  // history is past the warning limits
 };
