@@ -47,6 +47,7 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
   }
   engine->timer_thread_ = std::thread([e = engine.get()] { e->timer_loop(); });
   engine->start_retention();
+  engine->start_blob_gc();
   return engine;
 }
 
@@ -78,6 +79,7 @@ void Engine::shutdown() {
   timer_cv_.notify_all();
   if (timer_thread_.joinable()) timer_thread_.join();
   stop_retention();  // a pass in progress ends after its batch
+  stop_blob_gc();
   // Parked history long-polls see the engine closing and answer empty.
   std::map<ExecutionKey, std::map<uint64_t, std::function<void()>>> parked;
   {

@@ -87,8 +87,9 @@ struct EngineOptions {
   const Clock* clock = nullptr;  // defaults to the system clock
   uint64_t random_seed = 0;      // run ids; 0 = from std::random_device
   ClaimCheckOptions claim_check;
-  // Unreferenced blobs older than the grace period are removed this often;
-  // the grace covers an upload whose referencing request has not come yet.
+  // Unreferenced blobs older than the grace period are removed this often
+  // (blob_gc.cpp); the grace covers an upload whose referencing request has
+  // not come yet.
   std::chrono::seconds blob_gc_interval{600};
   std::chrono::seconds blob_gc_grace{3600};
   // Retention (retention.cpp, docs/engine.md): a run closed longer ago than
@@ -375,7 +376,11 @@ class Engine {
   void retention_loop();
 
   void timer_loop();
-  void collect_blob_garbage_if_due();
+  // Blob garbage collection (blob_gc.cpp), on a thread of its own.
+  void start_blob_gc();
+  void stop_blob_gc();
+  void blob_gc_loop();
+  void collect_blob_garbage();
   void fire(TimerRecord timer);
   // A timer failed for a reason a retry will not fix: log it and move its
   // row back by a growing delay.
@@ -417,9 +422,13 @@ class Engine {
   std::condition_variable timer_cv_;
   std::set<int64_t> timers_in_flight_;
   bool timer_check_requested_ = false;
-  std::chrono::steady_clock::time_point next_blob_gc_;
   bool stopping_ = false;
   std::thread timer_thread_;
+
+  std::mutex blob_gc_mu_;
+  std::condition_variable blob_gc_cv_;
+  bool blob_gc_stopping_ = false;
+  std::thread blob_gc_thread_;
 
   std::mutex sweep_mu_;  // one retention pass at a time
   std::mutex retention_mu_;

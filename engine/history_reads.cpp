@@ -168,7 +168,11 @@ void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Rep
   };
   // The wait ends at its deadline or when the caller goes away; either way
   // the watcher goes too.
+  // The watcher goes before the answer, so a caller that has its answer sees
+  // no watcher left; and again after, in case an attempt running meanwhile
+  // (on the read pool or the executor) watched again.
   auto give_up = [this, key, finish, watch_id] {
+    unwatch(key, watch_id->load());
     finish(v1::GetHistoryResponse());
     unwatch(key, watch_id->load());
   };

@@ -1,6 +1,7 @@
 // The timer loop: one thread that waits for the earliest durable timer row,
-// fires what is due (each as a transition of its execution), moves back a
-// timer that keeps failing, and runs blob collection now and then.
+// fires what is due (each as a transition of its execution) and moves back a
+// timer that keeps failing. It does nothing else, so a timer fires on time
+// whatever else the server is busy with (blob collection has its own thread).
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 #include "history/proto_time.hpp"
@@ -24,27 +25,11 @@ void Engine::check_timers() {
   timer_cv_.notify_all();
 }
 
-void Engine::collect_blob_garbage_if_due() {
-  const auto now = std::chrono::steady_clock::now();
-  if (now < next_blob_gc_) return;
-  next_blob_gc_ = now + options_.blob_gc_interval;
-  Result<GcStats> gc = store_.blobs().collect_garbage(options_.blob_gc_grace);
-  if (!gc) {
-    log::error("blob garbage collection failed", {{"error", gc.status().to_string()}});
-  } else if (gc->blobs_deleted > 0 || gc->uploads_abandoned > 0) {
-    log::info("blob garbage collected", {{"blobs", std::to_string(gc->blobs_deleted)},
-                                         {"bytes", std::to_string(gc->bytes_freed)},
-                                         {"abandoned_uploads", std::to_string(gc->uploads_abandoned)}});
-  }
-}
-
 void Engine::timer_loop() {
-  next_blob_gc_ = std::chrono::steady_clock::now() + options_.blob_gc_interval;
   std::unique_lock lock(timer_mu_);
   while (!stopping_) {
     timer_check_requested_ = false;
     lock.unlock();
-    collect_blob_garbage_if_due();
     Result<std::vector<TimerRecord>> due = store_.due_timers(clock_.now(), 256);
     Result<std::optional<TimePoint>> next = store_.next_timer_time();
     lock.lock();

@@ -157,29 +157,33 @@ grpc::ServerUnaryReactor* GrpcService::ReportActivityCanceled(grpc::CallbackServ
 
 namespace {
 
-// Streams a claim-check blob in the blob store's chunks, one write at a time.
+// Streams a claim-check blob in the blob store's chunks, one write at a time;
+// each chunk is read on `io`, and the reactor is touched by one job at a time
+// (the next starts only once gRPC is done with the previous write).
 class PayloadWriter final : public grpc::ServerWriteReactor<v1::GetPayloadChunk> {
  public:
-  PayloadWriter(BlobStore& blobs, const v1::GetPayloadRequest& request) {
+  PayloadWriter(BlobStore& blobs, Executor& io, const v1::GetPayloadRequest& request) : io_(io) {
     history::Sha256Digest digest{};
     if (!history::digest_from_bytes(request.sha256(), digest)) {
       Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "sha256 must be 32 bytes"));
       return;
     }
-    Result<std::unique_ptr<BlobReader>> reader = blobs.open(digest);
-    if (!reader) {
-      Finish(to_grpc_status(reader.status()));
-      return;
-    }
-    reader_ = std::move(reader).value();
-    write_next();
+    io_.post([this, &blobs, digest] {
+      Result<std::unique_ptr<BlobReader>> reader = blobs.open(digest);
+      if (!reader) {
+        Finish(to_grpc_status(reader.status()));
+        return;
+      }
+      reader_ = std::move(reader).value();
+      write_next();
+    });
   }
   void OnWriteDone(bool ok) override {
     if (!ok) {
       Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client stopped reading"));
       return;
     }
-    write_next();
+    io_.post([this] { write_next(); });
   }
   void OnDone() override { delete this; }
 
@@ -200,25 +204,38 @@ class PayloadWriter final : public grpc::ServerWriteReactor<v1::GetPayloadChunk>
     StartWrite(&chunk_);
   }
 
+  Executor& io_;
   std::unique_ptr<BlobReader> reader_;
   v1::GetPayloadChunk chunk_;
   bool sent_any_ = false;
 };
 
-// Streams an upload into the blob store, chunk by chunk, up to the limit.
+// Streams an upload into the blob store, chunk by chunk, up to the limit;
+// each chunk is written on `io`, and the next read starts once it is.
 class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> {
  public:
-  PayloadReader(BlobStore& blobs, int64_t limit, v1::PutPayloadResponse* response)
-      : limit_(limit), response_(response) {
-    Result<std::unique_ptr<BlobWriter>> writer = blobs.begin_put();
-    if (!writer) {
-      Finish(to_grpc_status(writer.status()));
-      return;
-    }
-    writer_ = std::move(writer).value();
-    StartRead(&chunk_);
+  PayloadReader(BlobStore& blobs, Executor& io, int64_t limit, v1::PutPayloadResponse* response)
+      : io_(io), limit_(limit), response_(response) {
+    io_.post([this, &blobs] {
+      Result<std::unique_ptr<BlobWriter>> writer = blobs.begin_put();
+      if (!writer) {
+        Finish(to_grpc_status(writer.status()));
+        return;
+      }
+      writer_ = std::move(writer).value();
+      StartRead(&chunk_);
+    });
   }
   void OnReadDone(bool ok) override {
+    io_.post([this, ok] { take(ok); });
+  }
+  // Dropping an unfinished upload writes to the store: not on gRPC's thread.
+  void OnDone() override {
+    io_.post([this] { delete this; });
+  }
+
+ private:
+  void take(bool ok) {
     if (!ok) {  // the client finished sending
       Result<BlobInfo> stored = writer_->finish();
       if (!stored) {
@@ -242,9 +259,8 @@ class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> 
     }
     StartRead(&chunk_);
   }
-  void OnDone() override { delete this; }
 
- private:
+  Executor& io_;
   std::unique_ptr<BlobWriter> writer_;  // an unfinished upload is discarded with it
   int64_t limit_;
   int64_t received_ = 0;
@@ -256,12 +272,12 @@ class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> 
 
 grpc::ServerReadReactor<v1::PutPayloadChunk>* GrpcService::PutPayload(grpc::CallbackServerContext*,
                                                                       v1::PutPayloadResponse* r) {
-  return new PayloadReader(blobs_, blob_limit_, r);
+  return new PayloadReader(blobs_, blob_io_, blob_limit_, r);
 }
 
 grpc::ServerWriteReactor<v1::GetPayloadChunk>* GrpcService::GetPayload(grpc::CallbackServerContext*,
                                                                        const v1::GetPayloadRequest* q) {
-  return new PayloadWriter(blobs_, *q);
+  return new PayloadWriter(blobs_, blob_io_, *q);
 }
 
 }  // namespace reprise::engine

@@ -1,11 +1,14 @@
 // GrpcService: reprise.v1.WorkflowService over gRPC's callback API, a thin
 // adapter over Engine. No handler parks a thread: each returns a reactor that
-// the engine finishes from its callback (long-polls included).
+// the engine finishes from its callback (long-polls included). The payload
+// streams read and write the blob store on a pool of their own, never on a
+// gRPC thread.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include "engine/engine.hpp"
+#include "engine/executor.hpp"
 #include "reprise/v1/service.grpc.pb.h"
 
 namespace reprise::engine {
@@ -78,6 +81,8 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   Engine& engine_;
   BlobStore& blobs_;
   int64_t blob_limit_;
+  // Runs the payload streams' blob store calls (each waits on SQLite).
+  Executor blob_io_{4};
 };
 
 }  // namespace reprise::engine

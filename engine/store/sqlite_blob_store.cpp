@@ -1,18 +1,17 @@
 #include "engine/store/sqlite_blob_store.hpp"
 
+#include <future>
+#include <vector>
+
 namespace reprise::engine {
 
 using history::Sha256;
 using history::Sha256Digest;
 
-template <typename Fn>
-Status SqliteBlobStore::in_transaction(Fn&& fn) {
-  std::lock_guard lock(write_mu_);
-  REPRISE_RETURN_IF_ERROR(writer_->exec("BEGIN IMMEDIATE"));
-  Status s = fn(*writer_);
-  if (s.is_ok()) s = writer_->exec("COMMIT");
-  if (!s.is_ok() && writer_->in_transaction()) (void)writer_->exec("ROLLBACK");
-  return s;
+Status SqliteBlobStore::in_transaction(TransitionWriter::Job job) {
+  std::promise<Status> committed;
+  writer_.submit_job(std::move(job), [&committed](Status s) { committed.set_value(std::move(s)); });
+  return committed.get_future().get();
 }
 
 namespace {
@@ -46,20 +45,29 @@ class SqliteBlobWriter final : public BlobWriter {
       const size_t take = std::min(chunk - buffer_.size(), bytes.size());
       buffer_.append(bytes.substr(0, take));
       bytes.remove_prefix(take);
-      if (buffer_.size() == chunk) REPRISE_RETURN_IF_ERROR(flush());
+      if (buffer_.size() == chunk) {
+        full_chunks_.push_back(std::move(buffer_));
+        buffer_.clear();
+        if (static_cast<int64_t>(full_chunks_.size() * chunk) >= store_.options_.write_batch_bytes) {
+          REPRISE_RETURN_IF_ERROR(store_.in_transaction([this](SqliteDb& db) { return write_chunks(db); }));
+        }
+      }
     }
     return Status::ok();
   }
 
   Result<BlobInfo> finish() override {
     if (finished_) return Status::failed_precondition("blob upload already finished");
-    if (!buffer_.empty() || blob_id_ == 0) REPRISE_RETURN_IF_ERROR(flush());
+    if (!buffer_.empty()) full_chunks_.push_back(std::move(buffer_));
+    buffer_.clear();
     finished_ = true;
     BlobInfo info;
     info.sha256 = hash_.finish();
     info.size = size_;
     const int64_t now = to_unix_nanos(store_.clock_.now());
+    // The last chunks and the publication in one transaction.
     Status s = store_.in_transaction([&](SqliteDb& db) -> Status {
+      REPRISE_RETURN_IF_ERROR(write_chunks(db));
       Result<Statement> touch = db.prepare("UPDATE blobs SET touched_at = ?2 WHERE sha256 = ?1 AND complete = 1");
       if (!touch) return touch.status();
       REPRISE_RETURN_IF_ERROR(touch->bind_blob(1, history::as_bytes(info.sha256)).bind(2, now).run());
@@ -85,40 +93,43 @@ class SqliteBlobWriter final : public BlobWriter {
   }
 
  private:
-  // Writes the buffered bytes as the next chunk, creating the upload row first.
-  Status flush() {
+  // On the writer thread: writes the full chunks waiting, creating the
+  // upload row first. A failed transaction leaves the upload as it was.
+  Status write_chunks(SqliteDb& db) {
     const int64_t now = to_unix_nanos(store_.clock_.now());
-    Status s = store_.in_transaction([&](SqliteDb& db) -> Status {
-      if (blob_id_ == 0) {
-        Result<Statement> create = db.prepare(
-            "INSERT INTO blobs (sha256, size, complete, touched_at) VALUES (NULL, 0, 0, ?1) "
-            "RETURNING blob_id");
-        if (!create) return create.status();
-        Result<bool> row = create->bind(1, now).step();
-        if (!row) return row.status();
-        blob_id_ = create->column_int(0);
-        REPRISE_RETURN_IF_ERROR(create->run());
-      } else {
-        // Keeps a long upload from looking abandoned to garbage collection.
-        Result<Statement> touch = db.prepare("UPDATE blobs SET touched_at = ?2 WHERE blob_id = ?1");
-        if (!touch) return touch.status();
-        REPRISE_RETURN_IF_ERROR(touch->bind(1, blob_id_).bind(2, now).run());
-        if (db.changes() == 0) return abandoned();
-      }
-      if (buffer_.empty()) return Status::ok();
+    int64_t blob_id = blob_id_;
+    if (blob_id == 0) {
+      Result<Statement> create = db.prepare(
+          "INSERT INTO blobs (sha256, size, complete, touched_at) VALUES (NULL, 0, 0, ?1) "
+          "RETURNING blob_id");
+      if (!create) return create.status();
+      Result<bool> row = create->bind(1, now).step();
+      if (!row) return row.status();
+      blob_id = create->column_int(0);
+      REPRISE_RETURN_IF_ERROR(create->run());
+    } else {
+      // Keeps a long upload from looking abandoned to garbage collection.
+      Result<Statement> touch = db.prepare("UPDATE blobs SET touched_at = ?2 WHERE blob_id = ?1");
+      if (!touch) return touch.status();
+      REPRISE_RETURN_IF_ERROR(touch->bind(1, blob_id).bind(2, now).run());
+      if (db.changes() == 0) return abandoned();
+    }
+    int64_t seq = next_seq_;
+    for (const std::string& chunk : full_chunks_) {
       Result<Statement> put = db.prepare("INSERT INTO blob_chunks (blob_id, seq, data) VALUES (?1, ?2, ?3)");
       if (!put) return put.status();
-      return put->bind(1, blob_id_).bind(2, next_seq_).bind_blob(3, buffer_).run();
-    });
-    if (!s.is_ok()) return s;
-    if (!buffer_.empty()) ++next_seq_;
-    buffer_.clear();
+      REPRISE_RETURN_IF_ERROR(put->bind(1, blob_id).bind(2, seq++).bind_blob(3, chunk).run());
+    }
+    blob_id_ = blob_id;
+    next_seq_ = seq;
+    full_chunks_.clear();
     return Status::ok();
   }
 
   SqliteBlobStore& store_;
   Sha256 hash_;
-  std::string buffer_;
+  std::string buffer_;                    // the chunk being filled
+  std::vector<std::string> full_chunks_;  // not written yet
   int64_t blob_id_ = 0;
   int64_t next_seq_ = 0;
   int64_t size_ = 0;
@@ -161,9 +172,9 @@ class SqliteBlobReader final : public BlobReader {
   int64_t read_ = 0;
 };
 
-SqliteBlobStore::SqliteBlobStore(std::unique_ptr<SqliteDb> writer, ReadPool& readers, const Clock& clock,
+SqliteBlobStore::SqliteBlobStore(TransitionWriter& writer, ReadPool& readers, const Clock& clock,
                                  BlobStoreOptions options)
-    : writer_(std::move(writer)), readers_(readers), clock_(clock), options_(options) {}
+    : writer_(writer), readers_(readers), clock_(clock), options_(options) {}
 
 Result<std::unique_ptr<BlobWriter>> SqliteBlobStore::begin_put() {
   return std::unique_ptr<BlobWriter>(new SqliteBlobWriter(*this));
@@ -191,27 +202,43 @@ Result<BlobInfo> SqliteBlobStore::stat(const Sha256Digest& sha256) {
 
 Result<GcStats> SqliteBlobStore::collect_garbage(std::chrono::nanoseconds grace) {
   const int64_t cutoff = to_unix_nanos(clock_.now() - grace);
+  // Unreferenced blobs, then abandoned uploads (their chunks go with them,
+  // ON DELETE CASCADE), gc_batch per transaction, walking blob ids upwards.
+  static constexpr const char* kUnreferenced =
+      "DELETE FROM blobs WHERE blob_id IN (SELECT blob_id FROM blobs WHERE blob_id > ?2 AND complete = 1 "
+      "AND touched_at < ?1 AND NOT EXISTS (SELECT 1 FROM blob_refs WHERE blob_refs.sha256 = blobs.sha256) "
+      "ORDER BY blob_id LIMIT ?3) RETURNING blob_id, size";
+  static constexpr const char* kAbandoned =
+      "DELETE FROM blobs WHERE blob_id IN (SELECT blob_id FROM blobs WHERE blob_id > ?2 AND complete = 0 "
+      "AND touched_at < ?1 ORDER BY blob_id LIMIT ?3) RETURNING blob_id, size";
   GcStats stats;
-  Status s = in_transaction([&](SqliteDb& db) -> Status {
-    Result<Statement> unreferenced = db.prepare(
-        "DELETE FROM blobs WHERE complete = 1 AND touched_at < ?1 AND NOT EXISTS "
-        "(SELECT 1 FROM blob_refs WHERE blob_refs.sha256 = blobs.sha256) RETURNING size");
-    if (!unreferenced) return unreferenced.status();
-    unreferenced->bind(1, cutoff);
+  for (const char* sql : {kUnreferenced, kAbandoned}) {
+    int64_t after = 0;
     while (true) {
-      Result<bool> row = unreferenced->step();
-      if (!row) return row.status();
-      if (!*row) break;
-      stats.blobs_deleted += 1;
-      stats.bytes_freed += unreferenced->column_int(0);
+      int64_t deleted = 0, bytes = 0;
+      Status s = in_transaction([&](SqliteDb& db) -> Status {
+        Result<Statement> batch = db.prepare(sql);
+        if (!batch) return batch.status();
+        batch->bind(1, cutoff).bind(2, after).bind(3, options_.gc_batch);
+        while (true) {
+          Result<bool> row = batch->step();
+          if (!row) return row.status();
+          if (!*row) return Status::ok();
+          after = std::max(after, batch->column_int(0));
+          deleted += 1;
+          bytes += batch->column_int(1);
+        }
+      });
+      if (!s.is_ok()) return s;
+      if (sql == kUnreferenced) {
+        stats.blobs_deleted += deleted;
+        stats.bytes_freed += bytes;
+      } else {
+        stats.uploads_abandoned += deleted;
+      }
+      if (deleted < options_.gc_batch) break;
     }
-    Result<Statement> abandoned = db.prepare("DELETE FROM blobs WHERE complete = 0 AND touched_at < ?1");
-    if (!abandoned) return abandoned.status();
-    REPRISE_RETURN_IF_ERROR(abandoned->bind(1, cutoff).run());
-    stats.uploads_abandoned = db.changes();
-    return Status::ok();
-  });
-  if (!s.is_ok()) return s;
+  }
   return stats;
 }
 

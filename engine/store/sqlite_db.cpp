@@ -206,6 +206,16 @@ Result<Statement> SqliteDb::prepare_uncached(const std::string& sql) {
 
 int64_t SqliteDb::changes() const { return sqlite3_changes64(db_); }
 
+void SqliteDb::count_commits(std::atomic<int64_t>* counter) {
+  sqlite3_commit_hook(
+      db_,
+      [](void* c) {
+        static_cast<std::atomic<int64_t>*>(c)->fetch_add(1, std::memory_order_relaxed);
+        return 0;  // let the commit go ahead
+      },
+      counter);
+}
+
 bool SqliteDb::in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 Status SqliteDb::error(int rc, std::string_view what) const {

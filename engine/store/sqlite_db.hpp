@@ -6,6 +6,7 @@
 // connections out from a pool, or owns one on its writer thread).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -89,6 +90,9 @@ class SqliteDb {
   Result<Statement> prepare_uncached(const std::string& sql);
 
   int64_t changes() const;
+  // Adds one to `counter` at every commit on this connection (the store
+  // counts its transactions); `counter` must outlive the connection.
+  void count_commits(std::atomic<int64_t>* counter);
   bool in_transaction() const;
   const std::string& path() const { return path_; }
 

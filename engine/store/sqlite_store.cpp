@@ -170,22 +170,26 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
     if (!r) return r.status();
     readers.push_back(std::move(*r));
   }
-  Result<std::unique_ptr<SqliteDb>> blob_db = SqliteDb::open(path, false, options.durability);
-  if (!blob_db) return blob_db.status();
+  auto commits = std::make_unique<std::atomic<int64_t>>(0);
+  (*writer)->count_commits(commits.get());
+  for (auto& reader : readers) reader->count_commits(commits.get());
 
   auto pool = std::make_unique<ReadPool>(std::move(readers));
-  auto blobs = std::make_unique<SqliteBlobStore>(std::move(*blob_db), *pool, clock, options.blobs);
   auto tw = std::make_unique<TransitionWriter>(std::move(*writer), options.max_batch, std::move(options.fault_hook));
-  return std::unique_ptr<SqliteStore>(new SqliteStore(path, report, std::move(pool), std::move(blobs), std::move(tw)));
+  auto blobs = std::make_unique<SqliteBlobStore>(*tw, *pool, clock, options.blobs);
+  return std::unique_ptr<SqliteStore>(
+      new SqliteStore(path, report, std::move(commits), std::move(pool), std::move(tw), std::move(blobs)));
 }
 
-SqliteStore::SqliteStore(std::string path, OpenReport report, std::unique_ptr<ReadPool> readers,
-                         std::unique_ptr<SqliteBlobStore> blobs, std::unique_ptr<TransitionWriter> writer)
+SqliteStore::SqliteStore(std::string path, OpenReport report, std::unique_ptr<std::atomic<int64_t>> commits,
+                         std::unique_ptr<ReadPool> readers, std::unique_ptr<TransitionWriter> writer,
+                         std::unique_ptr<SqliteBlobStore> blobs)
     : path_(std::move(path)),
       report_(report),
+      commits_(std::move(commits)),
       readers_(std::move(readers)),
-      blobs_(std::move(blobs)),
-      writer_(std::move(writer)) {}
+      writer_(std::move(writer)),
+      blobs_(std::move(blobs)) {}
 
 SqliteStore::~SqliteStore() {
   writer_.reset();  // commits or fails everything queued first

@@ -1,8 +1,9 @@
 // SqliteStore: the Store on one SQLite file in WAL mode.
 //
 // One writer connection on the TransitionWriter thread commits transitions in
-// groups; a small pool of reader connections serves reads concurrently (WAL
-// lets readers run beside the writer); the blob store has its own connection.
+// groups, and the blob store's writes with them; a small pool of reader
+// connections serves reads concurrently (WAL lets readers run beside the
+// writer).
 // Durability is explicit (StoreOptions::durability) and documented in
 // docs/storage.md.
 #pragma once
@@ -72,18 +73,23 @@ class SqliteStore final : public Store {
   BlobStore& blobs() override { return *blobs_; }
 
   TransitionWriter::Stats writer_stats() const { return writer_->stats(); }
+  // SQLite transactions committed on the file by this store, every
+  // connection counted.
+  int64_t commits() const { return commits_->load(); }
   const std::string& path() const { return path_; }
   const OpenReport& open_report() const { return report_; }
 
  private:
-  SqliteStore(std::string path, OpenReport report, std::unique_ptr<ReadPool> readers,
-              std::unique_ptr<SqliteBlobStore> blobs, std::unique_ptr<TransitionWriter> writer);
+  SqliteStore(std::string path, OpenReport report, std::unique_ptr<std::atomic<int64_t>> commits,
+              std::unique_ptr<ReadPool> readers, std::unique_ptr<TransitionWriter> writer,
+              std::unique_ptr<SqliteBlobStore> blobs);
 
   std::string path_;
   OpenReport report_;
+  std::unique_ptr<std::atomic<int64_t>> commits_;  // outlives the connections that count into it
   std::unique_ptr<ReadPool> readers_;
-  std::unique_ptr<SqliteBlobStore> blobs_;
   std::unique_ptr<TransitionWriter> writer_;
+  std::unique_ptr<SqliteBlobStore> blobs_;  // writes through writer_
 };
 
 }  // namespace reprise::engine

@@ -48,7 +48,19 @@ void TransitionWriter::submit(Transition transition, CommitCallback done) {
   {
     std::lock_guard lock(mu_);
     if (!stopping_) {
-      queue_.push_back({std::move(transition), std::move(done)});
+      queue_.push_back({std::move(transition), nullptr, std::move(done)});
+      cv_.notify_one();
+      return;
+    }
+  }
+  done(Status::unavailable("store is closing"));
+}
+
+void TransitionWriter::submit_job(Job job, std::function<void(Status)> done) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      queue_.push_back({Transition(), std::move(job), [done](Result<CommitResult> r) { done(r.status()); }});
       cv_.notify_one();
       return;
     }
@@ -90,7 +102,7 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
     for (Pending& p : batch) {
       CommitResult result;
       Status s = db_->exec("SAVEPOINT transition");
-      if (s.is_ok()) s = apply(p.transition, result);
+      if (s.is_ok()) s = p.job ? p.job(*db_) : apply(p.transition, result);
       if (s.is_ok()) s = db_->exec("RELEASE transition");
       if (s.is_ok()) {
         outcomes.emplace_back(std::move(result));
@@ -124,12 +136,15 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
     }
   }
 
-  int64_t committed = 0;
-  for (const auto& o : outcomes) committed += o.is_ok() ? 1 : 0;
+  int64_t transitions = 0, jobs = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (outcomes[i].is_ok()) ++(batch[i].job ? jobs : transitions);
+  }
   {
     std::lock_guard lock(mu_);
-    stats_.transitions += committed;
-    stats_.batches += committed > 0 ? 1 : 0;
+    stats_.transitions += transitions;
+    stats_.jobs += jobs;
+    stats_.batches += transitions + jobs > 0 ? 1 : 0;
   }
   for (size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(outcomes[i]));
 }

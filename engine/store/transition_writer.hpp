@@ -7,6 +7,10 @@
 // alone; a failed COMMIT fails the whole batch. Throughput comes from sharing
 // one fsync among many transitions, never from skipping it.
 //
+// The blob store writes through the same thread (submit_job): on one
+// connection, nothing competes with the writer for SQLite's write lock, and a
+// blob's rows share the batch's fsync.
+//
 // Thread safety: submit() from any thread; callbacks run on the writer thread.
 #pragma once
 
@@ -37,16 +41,24 @@ class TransitionWriter {
   ~TransitionWriter();
 
   void submit(Transition transition, CommitCallback done);
+  // Runs `job` on the writer's connection inside the next batch's
+  // transaction, in a savepoint of its own like a transition; `done` runs on
+  // the writer thread once the batch is committed (or failed) and must not
+  // block.
+  using Job = std::function<Status(SqliteDb&)>;
+  void submit_job(Job job, std::function<void(Status)> done);
 
   struct Stats {
     int64_t transitions = 0;  // acknowledged as committed
     int64_t batches = 0;      // SQLite transactions committed
+    int64_t jobs = 0;         // submit_job() writes committed
   };
   Stats stats() const;
 
  private:
   struct Pending {
     Transition transition;
+    Job job;  // set instead of a transition for submit_job()
     CommitCallback done;
   };
 

@@ -75,6 +75,8 @@ TEST_F(EngineTest, HistoryWaitsThatEndLeaveNothingParked) {
   std::promise<Result<v1::GetHistoryResponse>> gone;
   engine_->get_history(
       wait, [&](Result<v1::GetHistoryResponse> r) { gone.set_value(std::move(r)); }, ticket);
+  // It parks on the read pool, after get_history returned.
+  for (int i = 0; i < 500 && engine_->parked_history_waits() == 0; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(engine_->parked_history_waits(), 1u);
   ticket->cancel();  // the client went away
   EXPECT_EQ(gone.get_future().wait_for(1s), std::future_status::ready);

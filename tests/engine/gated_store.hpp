@@ -1,7 +1,7 @@
 // A store for engine tests that opens windows real timing leaves tiny: the
 // real store underneath, except that the next commit can be held until
-// released, reads of the current run can fail, and history reads can be
-// slowed; every call after a mark is counted.
+// released, reads of the current run can fail, history reads can be slowed
+// and a blob collection held; every call after a mark is counted.
 #pragma once
 
 #include <atomic>
@@ -16,7 +16,12 @@ namespace reprise::engine::testing {
 
 class GatedStore : public Store {
  public:
-  explicit GatedStore(Store& inner) : inner_(inner) {}
+  explicit GatedStore(Store& inner) : inner_(inner), blobs_(inner.blobs()) {}
+
+  // Blob collections wait, once begun, until released.
+  void hold_blob_collection() { blobs_.hold(); }
+  bool wait_until_collecting(std::chrono::milliseconds timeout) { return blobs_.wait_until_collecting(timeout); }
+  void release_blob_collection() { blobs_.release(); }
 
   void hold_next_commit() {
     std::lock_guard lock(mu_);
@@ -123,9 +128,48 @@ class GatedStore : public Store {
                                              int limit) override {
     return inner_.closed_runs(before, after, limit);  // the retention sweeper's polling is not counted
   }
-  BlobStore& blobs() override { return inner_.blobs(); }
+  BlobStore& blobs() override { return blobs_; }
 
  private:
+  class HeldBlobs : public BlobStore {
+   public:
+    explicit HeldBlobs(BlobStore& inner) : inner_(inner) {}
+    void hold() {
+      std::lock_guard lock(mu_);
+      held_ = true;
+    }
+    void release() {
+      {
+        std::lock_guard lock(mu_);
+        held_ = false;
+      }
+      cv_.notify_all();
+    }
+    bool wait_until_collecting(std::chrono::milliseconds timeout) {
+      std::unique_lock lock(mu_);
+      return cv_.wait_for(lock, timeout, [this] { return collecting_; });
+    }
+    Result<std::unique_ptr<BlobWriter>> begin_put() override { return inner_.begin_put(); }
+    Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& d) override { return inner_.open(d); }
+    Result<BlobInfo> stat(const history::Sha256Digest& d) override { return inner_.stat(d); }
+    Result<GcStats> collect_garbage(std::chrono::nanoseconds grace) override {
+      {
+        std::unique_lock lock(mu_);
+        collecting_ = true;
+        cv_.notify_all();
+        cv_.wait(lock, [this] { return !held_; });
+      }
+      return inner_.collect_garbage(grace);
+    }
+
+   private:
+    BlobStore& inner_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool held_ = false;
+    bool collecting_ = false;
+  };
+
   void count() {
     if (marked_) ++calls_after_mark_;
   }
@@ -142,6 +186,7 @@ class GatedStore : public Store {
   std::atomic<bool> marked_{false};
   std::atomic<int> calls_after_mark_{0};
   std::atomic<int> failed_reads_{0};
+  HeldBlobs blobs_;
 };
 
 }  // namespace reprise::engine::testing

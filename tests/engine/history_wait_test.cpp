@@ -23,6 +23,10 @@ TEST_F(EngineTest, AnsweredHistoryWaitsLetGoOfTheirDeadlines) {
     engine_->get_history(wait_after("watched", next, 3600),
                          [&answer](Result<v1::GetHistoryResponse> r) { answer.set_value(std::move(r)); });
   }
+  // The waits park on the read pool, after get_history returned.
+  for (int i = 0; i < 500 && engine_->pending_deadlines() < static_cast<size_t>(kWaits); ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
   EXPECT_EQ(engine_->pending_deadlines(), static_cast<size_t>(kWaits));
   v1::SignalWorkflowRequest signal;
   signal.mutable_workflow_execution()->set_workflow_id("watched");

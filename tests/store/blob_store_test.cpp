@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <future>
+
 #include "engine/store/sqlite_store.hpp"
 #include "store_test_util.hpp"
 
@@ -134,8 +137,8 @@ TEST_F(BlobStoreTest, ReuploadRenewsTheGracePeriod) {
 
 TEST_F(BlobStoreTest, AbandonedUploadsAreCollected) {
   auto writer = blobs().begin_put();
-  ASSERT_TRUE((*writer)->write(pattern(200'000)).is_ok());
-  EXPECT_EQ(count("blob_chunks"), 3);
+  ASSERT_TRUE((*writer)->write(pattern(5'000'000)).is_ok());
+  EXPECT_EQ(count("blob_chunks"), 64);  // 4 MiB are written; the rest waits for finish()
   clock_.advance(std::chrono::hours(1));
   auto gc = blobs().collect_garbage(std::chrono::minutes(10));
   EXPECT_EQ(gc->uploads_abandoned, 1);
@@ -163,6 +166,65 @@ TEST_F(BlobStoreTest, LimitsAndMissingBlobs) {
   const auto missing = Sha256::digest("missing");
   EXPECT_EQ(blobs().get(missing, 10).status().message(),
             "blob " + history::to_hex(missing) + " is not in the blob store");
+}
+
+// Blob writes share the store's writer: an upload's chunks go in a few MiB
+// at a time, the last ones with the publication, so a 1 MiB upload is one
+// commit however small the pieces it arrives in.
+TEST_F(BlobStoreTest, AnUploadIsABoundedNumberOfCommitsWhateverItsPieces) {
+  for (const int64_t size : {int64_t{1} << 20, int64_t{6} << 20}) {
+    const std::string bytes = pattern(size);
+    const int64_t before = store_->commits();
+    auto writer = blobs().begin_put();
+    ASSERT_TRUE(writer.is_ok());
+    for (size_t at = 0; at < bytes.size(); at += 16 << 10) {
+      ASSERT_TRUE((*writer)->write(std::string_view(bytes).substr(at, 16 << 10)).is_ok());
+    }
+    auto info = (*writer)->finish();
+    ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+    // 64 KiB chunks, 4 MiB of them per transaction.
+    EXPECT_EQ(store_->commits() - before, size <= (4 << 20) ? 1 : 2) << size << " bytes";
+    EXPECT_EQ(*blobs().get(info->sha256, size), bytes);
+  }
+}
+
+// Collection deletes a batch of blobs per transaction, so transitions
+// commit in between instead of waiting for the whole collection.
+TEST_F(BlobStoreTest, CollectionDeletesInShortTransactionsThatCommitsGoBetween) {
+  constexpr int kBlobs = 20'000;
+  {
+    auto db = SqliteDb::open(dir_.file("blobs.db"), false, Durability::kNormal);
+    ASSERT_TRUE((*db)->exec("BEGIN").is_ok());
+    ASSERT_TRUE((*db)
+                    ->exec("INSERT INTO blobs (sha256, size, complete, touched_at) "
+                           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) "
+                           "SELECT randomblob(32), 10, 1, 0 FROM n")
+                    .is_ok());
+    ASSERT_TRUE((*db)
+                    ->exec("INSERT INTO blob_chunks (blob_id, seq, data) SELECT blob_id, 0, randomblob(10) FROM blobs")
+                    .is_ok());
+    ASSERT_TRUE((*db)->exec("COMMIT").is_ok());
+  }
+  const int64_t before = store_->commits();
+  std::atomic<bool> collecting{true};
+  auto gc = std::async(std::launch::async, [&] {
+    auto stats = blobs().collect_garbage(std::chrono::minutes(10));
+    collecting = false;
+    return stats;
+  });
+  int committed_during = 0;
+  for (int n = 0; collecting; ++n) {
+    Transition t;
+    t.executions.push_back(step(key("during-" + std::to_string(n)), 1));
+    const bool ok = store_->commit(t).is_ok();
+    if (ok && collecting) ++committed_during;
+  }
+  auto stats = gc.get();
+  ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+  EXPECT_EQ(stats->blobs_deleted, kBlobs);
+  EXPECT_EQ(count("blob_chunks"), 0);
+  EXPECT_GE(store_->commits() - before, kBlobs / 500) << "one transaction per batch of 500 blobs";
+  EXPECT_GE(committed_during, 5) << "transitions waited for the whole collection";
 }
 
 }  // namespace
