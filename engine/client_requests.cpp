@@ -25,6 +25,7 @@ Status check_start_request(std::string& namespace_id, const v1::StartWorkflowReq
 }  // namespace
 
 void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWorkflowResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_start_request(ns, request, options_.config); !s) return reply(s);
@@ -35,6 +36,7 @@ void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWor
 }
 
 void Engine::signal_with_start(v1::SignalWithStartRequest request, Reply<v1::StartWorkflowResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.start().namespace_();
   if (Status s = check_start_request(ns, request.start(), options_.config); !s) return reply(s);
@@ -58,8 +60,8 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
   const ExecutionKey id_key{ns, request.workflow_id(), ""};
   OperationRef in_flight = begin_op();
   if (!in_flight) return reply(Status::unavailable("the server is shutting down"));
-  serializer_.run(id_key, [this, ns, request = std::move(request), signal = std::move(signal), reply,
-                           in_flight](ExecutionSerializer::Done done) {
+  auto step = [this, ns, request = std::move(request), signal = std::move(signal), reply,
+               in_flight](ExecutionSerializer::Done done) {
     auto answer = [reply, done, in_flight](Result<v1::StartWorkflowResponse> r) {
       reply(std::move(r));
       done();
@@ -84,7 +86,8 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
               signaled.set_run_id(run_id);
               signaled.set_started(false);
               answer(signaled);
-            });
+            },
+            Unreadable::kFail, Origin::kRequest);
       }
       if (!request.request_id().empty() && current->start_request_id == request.request_id()) {
         v1::StartWorkflowResponse same;
@@ -128,10 +131,12 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
       response.set_started(true);
       answer(response);
     });
-  });
+  };
+  if (!serializer_.run(id_key, std::move(step), options_.max_waiting_per_execution)) reply(execution_busy(id_key));
 }
 
 void Engine::signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   on_read_pool(reply, [this, request = std::move(request), reply]() mutable {
     signal_blocking(std::move(request), std::move(reply));
@@ -157,6 +162,7 @@ void Engine::signal_blocking(v1::SignalWorkflowRequest request, Reply<v1::Signal
 
 void Engine::request_cancel_workflow(v1::RequestCancelWorkflowRequest request,
                                      Reply<v1::RequestCancelWorkflowResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
@@ -177,6 +183,7 @@ void Engine::cancel_blocking(std::string ns, v1::RequestCancelWorkflowRequest re
 }
 
 void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   on_read_pool(reply, [this, request = std::move(request), reply]() mutable {
     terminate_blocking(std::move(request), std::move(reply));
@@ -257,6 +264,7 @@ void Engine::describe_blocking(v1::DescribeWorkflowRequest request, Reply<v1::De
     *out.mutable_last_workflow_task_failure() = state.last_workflow_task_failure();
   }
   out.set_workflow_task_attempt(state.workflow_task_attempt());
+  out.set_server_problem(store_.write_problem());
   reply(out);
 }
 

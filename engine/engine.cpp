@@ -33,6 +33,10 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
   REPRISE_RETURN_IF_ERROR(options.config.history_limits.validate());
   if (options.executor_threads < 1) return Status::invalid_argument("executor_threads must be at least 1");
   if (options.read_threads < 1) return Status::invalid_argument("read_threads must be at least 1");
+  if (options.max_pending_requests < 1) return Status::invalid_argument("max_pending_requests must be at least 1");
+  if (options.max_waiting_per_execution < 1) {
+    return Status::invalid_argument("max_waiting_per_execution must be at least 1");
+  }
   std::unique_ptr<Engine> engine(new Engine(store, std::move(options)));
   // Rebuild the task queues from the durable task table.
   int64_t after = 0;
@@ -59,6 +63,7 @@ Engine::Engine(Store& store, EngineOptions options)
       executor_(options_.executor_threads),
       read_pool_(options_.read_threads),
       serializer_(executor_),
+      admission_(options_.max_pending_requests),
       claim_check_(store.blobs(), options_.claim_check),
       random_(options_.random_seed != 0 ? options_.random_seed : std::random_device()()),
       query_epoch_((uint64_t{std::random_device()()} << 32 | std::random_device()()) | 1) {}
@@ -115,15 +120,20 @@ bool Engine::closing() {
 
 // --- plumbing ---
 
+Status Engine::execution_busy(const ExecutionKey& key) const {
+  return Status::busy("workflow '" + key.workflow_id + "' has " + std::to_string(options_.max_waiting_per_execution) +
+                      " requests waiting already, its limit (--max-waiting-per-execution); retry later");
+}
+
 void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Transition&)> extra,
-                        std::function<void(Result<MutableState*>)> then, Unreadable unreadable) {
+                        std::function<void(Result<MutableState*>)> then, Unreadable unreadable, Origin origin) {
   OperationRef in_flight = begin_op();
   if (!in_flight) {
     then(Status::unavailable("the server is shutting down"));
     return;
   }
-  serializer_.run(key, [this, key, op = std::move(op), extra = std::move(extra), then, unreadable,
-                        in_flight](ExecutionSerializer::Done done) {
+  auto step = [this, key, op = std::move(op), extra = std::move(extra), then, unreadable,
+               in_flight](ExecutionSerializer::Done done) {
     auto answer = [then, done, in_flight](Result<MutableState*> r) {
       then(std::move(r));
       done();
@@ -198,7 +208,10 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
       }
       answer(ms.get());
     });
-  });
+  };
+  const size_t max_waiting =
+      origin == Origin::kRequest ? options_.max_waiting_per_execution : ExecutionSerializer::kUnbounded;
+  if (!serializer_.run(key, std::move(step), max_waiting)) then(execution_busy(key));
 }
 
 void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then) {
@@ -293,24 +306,25 @@ Result<ExecutionKey> Engine::resolve(const std::string& namespace_id, const v1::
 }
 
 void Engine::transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, Op op,
-                              std::function<void(Result<MutableState*>)> then, Unreadable unreadable, int hops) {
+                              std::function<void(Result<MutableState*>)> then, Unreadable unreadable, Origin origin,
+                              int hops) {
   Result<ExecutionKey> key = resolve(namespace_id, execution);
   if (!key) return then(key.status());
   // A request for "the current run" waited in that run's queue behind a
   // continue-as-new: it follows the chain to the run that is current now
   // (Temporal's behaviour), a bounded number of hops.
   constexpr int kMaxHops = 8;
-  auto follow = [this, namespace_id, execution, op, then, unreadable, hops,
+  auto follow = [this, namespace_id, execution, op, then, unreadable, origin, hops,
                  run_id = key->run_id](Result<MutableState*> r) {
     if (!r && r.status().code() == StatusCode::kFailedPrecondition && execution.run_id().empty() && hops < kMaxHops) {
       Result<ExecutionKey> now = resolve(namespace_id, execution);
       if (now && now->run_id != run_id) {
-        return transition_named(namespace_id, execution, op, then, unreadable, hops + 1);
+        return transition_named(namespace_id, execution, op, then, unreadable, origin, hops + 1);
       }
     }
     then(std::move(r));
   };
-  transition(*key, std::move(op), {}, std::move(follow), unreadable);
+  transition(*key, std::move(op), {}, std::move(follow), unreadable, origin);
 }
 
 Result<Engine::LoadedExecution> Engine::load_execution(std::string namespace_id,

@@ -25,6 +25,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/admission.hpp"
 #include "engine/claim_check.hpp"
 #include "engine/deadline_scheduler.hpp"
 #include "engine/execution/mutable_state.hpp"
@@ -84,6 +85,12 @@ struct EngineOptions {
   // check uploads), so a caller's thread (gRPC's) never waits on SQLite. As
   // many as the store has read connections.
   int read_threads = 4;
+  // Back-pressure (admission.hpp, docs/engine.md): requests that change an
+  // execution, admitted and not yet answered, server-wide; and requests
+  // waiting behind the running one of a single execution. Beyond either a
+  // request gets RESOURCE_EXHAUSTED at once, and the SDK retries it.
+  size_t max_pending_requests = 10'000;
+  size_t max_waiting_per_execution = 256;
   const Clock* clock = nullptr;  // defaults to the system clock
   uint64_t random_seed = 0;      // run ids; 0 = from std::random_device
   ClaimCheckOptions claim_check;
@@ -172,6 +179,10 @@ class Engine {
   // waits hold on to (a gauge).
   size_t pending_deadlines() { return deadlines_.size(); }
 
+  // "" while the server makes progress; otherwise why it cannot (its store
+  // cannot write: a full disk), for describe and the health status.
+  std::string server_problem() const { return store_.write_problem(); }
+
   // Looks for due timers now (tests that move a ManualClock call this).
   void check_timers();
   // One retention pass now, over every run closed longer ago than the
@@ -182,6 +193,9 @@ class Engine {
   // Tasks queued for workers and not yet handed out (time skipping waits
   // for none before it moves a ManualClock).
   size_t queued_tasks() const { return matching_.total_backlog(); }
+  // Requests that change an execution, admitted and not yet answered (a
+  // gauge; at most max_pending_requests).
+  size_t pending_requests() const { return admission_.in_flight(); }
 
  private:
   Engine(Store& store, EngineOptions options);
@@ -191,15 +205,35 @@ class Engine {
   // (or with the error), on the executor.
   // With kSalvage, a state that does not parse is replaced by an empty one
   // (terminate: an operator must be able to end a damaged workflow).
+  // With kRequest, the transition waits in the execution's bounded queue
+  // (RESOURCE_EXHAUSTED when full); the engine's own work is bounded
+  // elsewhere and always waits its turn.
   using Op = std::function<Status(MutableState&)>;
   enum class Unreadable { kFail, kSalvage };
+  enum class Origin { kInternal, kRequest };
   void transition(const ExecutionKey& key, Op op, std::function<void(Transition&)> extra,
-                  std::function<void(Result<MutableState*>)> then, Unreadable unreadable = Unreadable::kFail);
+                  std::function<void(Result<MutableState*>)> then, Unreadable unreadable = Unreadable::kFail,
+                  Origin origin = Origin::kInternal);
   // transition() on the run a client's request names; without a run id,
   // the current run, followed across continue-as-new.
   void transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, Op op,
                         std::function<void(Result<MutableState*>)> then, Unreadable unreadable = Unreadable::kFail,
-                        int hops = 0);
+                        Origin origin = Origin::kRequest, int hops = 0);
+  // Admits a request that will change an execution: false (and `reply`
+  // answered RESOURCE_EXHAUSTED) when max_pending_requests are in flight;
+  // otherwise `reply` holds the slot until it has answered.
+  template <typename T>
+  bool admit(Reply<T>& reply) {
+    RequestAdmission::Slot slot = admission_.try_admit();
+    if (!slot) {
+      reply(Status::busy("the server has " + std::to_string(admission_.limit()) +
+                         " requests in flight, its limit (--max-pending-requests); retry later"));
+      return false;
+    }
+    reply = [slot = std::move(slot), inner = std::move(reply)](Result<T> r) { inner(std::move(r)); };
+    return true;
+  }
+  Status execution_busy(const ExecutionKey& key) const;
   void commit(Transition t, std::function<void(Result<CommitResult>)> then);
   void after_commit(const std::vector<TaskRecord>& tasks, const std::vector<TimePoint>& timers,
                     const std::vector<ExecutionKey>& changed, const CommitResult& result);
@@ -397,6 +431,7 @@ class Engine {
   Executor executor_;
   Executor read_pool_;
   ExecutionSerializer serializer_;
+  RequestAdmission admission_;
   ClaimCheck claim_check_;
 
   std::mutex random_mu_;

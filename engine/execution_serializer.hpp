@@ -4,12 +4,15 @@
 // previous one calls its `done` (after its commit was acknowledged), so two
 // transitions of one execution never race for its version. Operations on
 // different keys run concurrently, which is what lets the store batch them
-// into one commit.
+// into one commit. A caller may bound how many operations wait behind the
+// one running (requests from outside do; the engine's own work, bounded
+// elsewhere, does not).
 //
 // Thread safety: run() and done() from any thread. Operations are started on
 // the executor.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -27,16 +30,22 @@ class ExecutionSerializer {
 
   explicit ExecutionSerializer(Executor& executor) : executor_(executor) {}
 
-  void run(const ExecutionKey& key, Operation op) {
+  static constexpr size_t kUnbounded = SIZE_MAX;
+
+  // Runs `op` once the key's earlier operations are done; false (and `op`
+  // dropped unrun) when `max_waiting` operations of the key wait already.
+  bool run(const ExecutionKey& key, Operation op, size_t max_waiting = kUnbounded) {
     {
       std::lock_guard lock(mu_);
       auto [it, idle] = queues_.try_emplace(key);
       if (!idle) {
+        if (it->second.size() >= max_waiting) return false;
         it->second.push_back(std::move(op));
-        return;
+        return true;
       }
     }
     start(key, std::move(op));
+    return true;
   }
 
  private:

@@ -77,7 +77,8 @@ void Engine::deliver_external(TaskRecord task, const internal::TransferTask& tra
           if (!done && done.status().code() != StatusCode::kNotFound) retry_transfer(task, attempt, done.status());
         });
   };
-  transition_named(task.execution.namespace_id, target, std::move(deliver), std::move(record_outcome));
+  transition_named(task.execution.namespace_id, target, std::move(deliver), std::move(record_outcome),
+                   Unreadable::kFail, Origin::kInternal);
 }
 
 }  // namespace reprise::engine

@@ -22,6 +22,7 @@ std::string query_key(uint64_t id) { return "q" + std::to_string(id); }
 }  // namespace
 
 void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   if (request.query_type().empty()) return reply(Status::invalid_argument("query_type is required"));
   on_read_pool(reply, [this, request = std::move(request), reply]() mutable {

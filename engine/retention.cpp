@@ -36,6 +36,7 @@ constexpr const char* kTerminateReason = "Delete workflow execution";
 
 void Engine::delete_workflow_execution(v1::DeleteWorkflowExecutionRequest request,
                                        Reply<v1::DeleteWorkflowExecutionResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
@@ -62,7 +63,7 @@ void Engine::delete_blocking(std::string ns, v1::DeleteWorkflowExecutionRequest 
         if (!r && !closed_meanwhile) return reply(r.status());
         delete_requested_run(key, !closed_meanwhile, 1, reply);
       },
-      Unreadable::kSalvage);  // a run whose state does not parse can be deleted too
+      Unreadable::kSalvage, Origin::kRequest);  // a run whose state does not parse can be deleted too
 }
 
 void Engine::delete_requested_run(ExecutionKey key, bool terminated, int attempt,

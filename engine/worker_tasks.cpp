@@ -128,11 +128,13 @@ void Engine::on_task_token(const std::string& token_bytes, bool claim_checks,
         if (!r) return reply(r.status());
         if (!(*r)->rejection().is_ok()) return reply((*r)->rejection());
         reply(respond());
-      });
+      },
+      Unreadable::kFail, Origin::kRequest);
 }
 
 void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
                                     Reply<v1::CompleteWorkflowTaskResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   if (auto query = query_token(request.task_token())) {
     if (Status s = answer_query(*query, &request, nullptr); !s) return reply(s);
@@ -148,6 +150,7 @@ void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
 }
 
 void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::FailWorkflowTaskResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   if (auto query = query_token(request.task_token())) {
     if (Status s = answer_query(*query, nullptr, &request); !s) return reply(s);
@@ -172,6 +175,7 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
 }
 
 void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   after_offload<v1::HeartbeatActivityRequest>(
       std::move(request), reply, [this, reply](v1::HeartbeatActivityRequest& request, bool refs) {
@@ -194,6 +198,7 @@ void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::
 }
 
 void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   after_offload<v1::CompleteActivityRequest>(
       std::move(request), reply, [this, reply](v1::CompleteActivityRequest& request, bool refs) {
@@ -207,6 +212,7 @@ void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::Co
 }
 
 void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   after_offload<v1::FailActivityRequest>(
       std::move(request), reply, [this, reply](v1::FailActivityRequest& request, bool refs) {
@@ -221,6 +227,7 @@ void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivi
 
 void Engine::report_activity_canceled(v1::ReportActivityCanceledRequest request,
                                       Reply<v1::ReportActivityCanceledResponse> reply) {
+  if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   after_offload<v1::ReportActivityCanceledRequest>(
       std::move(request), reply, [this, reply](v1::ReportActivityCanceledRequest& request, bool refs) {

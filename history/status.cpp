@@ -53,7 +53,9 @@ Status Status::with_context(std::string_view context) const {
   std::string m(context);
   m += ": ";
   m += message_;
-  return Status(code_, std::move(m));
+  Status out(code_, std::move(m));
+  out.retryable_ = retryable_;
+  return out;
 }
 
 }  // namespace reprise

@@ -35,6 +35,10 @@ enum class StatusCode : int {
 
 std::string_view status_code_name(StatusCode code);
 
+// The trailing-metadata key that carries Status::retryable() over gRPC
+// (value "1"), set by reprise-server and read by the SDK.
+inline constexpr const char* kRetryableTrailer = "reprise-retryable";
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
@@ -52,11 +56,21 @@ class [[nodiscard]] Status {
   static Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
   static Status permission_denied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
+  // RESOURCE_EXHAUSTED from back-pressure: nothing was done, and the same
+  // request may be sent again after a pause (unlike a limit on the workflow
+  // itself, which a retry hits again).
+  static Status busy(std::string m) {
+    Status s(StatusCode::kResourceExhausted, std::move(m));
+    s.retryable_ = true;
+    return s;
+  }
 
   bool is_ok() const { return code_ == StatusCode::kOk; }
   explicit operator bool() const { return is_ok(); }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // Made by busy(): try the same request again later.
+  bool retryable() const { return retryable_; }
 
   // "ABORTED: execution wf-1/run-2 was changed by another writer"
   std::string to_string() const;
@@ -69,6 +83,7 @@ class [[nodiscard]] Status {
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  bool retryable_ = false;
 };
 
 // A value or the error that prevented it. Constructing from an OK Status is a

@@ -13,8 +13,9 @@ template <typename Req, typename Resp>
 grpc::ServerUnaryReactor* GrpcService::forward(grpc::CallbackServerContext* context, const Req* request, Resp* response,
                                                void (Engine::*method)(Req, Reply<Resp>)) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  (engine_.*method)(*request, [reactor, response](Result<Resp> result) {
+  (engine_.*method)(*request, [context, reactor, response](Result<Resp> result) {
     if (!result) {
+      if (result.status().retryable()) context->AddTrailingMetadata(kRetryableTrailer, "1");
       reactor->Finish(to_grpc_status(result.status()));
       return;
     }

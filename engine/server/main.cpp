@@ -121,6 +121,9 @@ Flags parse(int argc, char** argv) {
           "  --max-pending-activities N  --max-pending-children N  --max-id-length N\n"
           "  --max-buffered-events N  --max-buffered-bytes N  signals held while a workflow task runs\n"
           "                             (default 1000 events, 2 MiB); beyond them a signal gets RESOURCE_EXHAUSTED\n"
+          "  --max-pending-requests N  requests that change a workflow, in flight server-wide (default 10000)\n"
+          "  --max-waiting-per-execution N  requests queued behind one workflow's running one (default 256);\n"
+          "                             beyond either a request gets RESOURCE_EXHAUSTED and the SDK retries it\n"
           "  --claim-check-threshold-bytes N  --blob-limit-bytes N\n"
           "  --log-level debug|info|warn|error|off\n"
           "A file that is not SQLite, another program's database or a newer schema is always refused.\n");
@@ -171,6 +174,10 @@ Flags parse(int argc, char** argv) {
       f.engine.config.max_buffered_events = static_cast<int>(parse_int(flag, value));
     else if (flag == "--max-buffered-bytes")
       f.engine.config.max_buffered_bytes = parse_int(flag, value);
+    else if (flag == "--max-pending-requests")
+      f.engine.max_pending_requests = static_cast<size_t>(parse_int(flag, value));
+    else if (flag == "--max-waiting-per-execution")
+      f.engine.max_waiting_per_execution = static_cast<size_t>(parse_int(flag, value));
     else if (flag == "--claim-check-threshold-bytes")
       f.engine.claim_check.threshold = static_cast<size_t>(parse_int(flag, value));
     else if (flag == "--blob-limit-bytes")

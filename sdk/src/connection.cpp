@@ -5,9 +5,11 @@
 #include <random>
 #include <set>
 
+#include "history/status.hpp"
 #include "history/uuid.hpp"
 #include "reprise/client.hpp"
 #include "reprise/v1/service.grpc.pb.h"
+#include "sdk/src/busy_backoff.hpp"
 
 namespace reprise {
 
@@ -122,15 +124,28 @@ class RemoteConnection final : public Connection {
   static constexpr std::chrono::minutes kBlobTimeout{10};
   static constexpr size_t kChunkBytes = 1 << 20;
 
+  // A call the server refuses as busy is sent again, unchanged, until the
+  // timeout.
   template <typename Req, typename Resp>
   Resp call(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& r,
             std::chrono::seconds timeout) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + timeout);
-    Resp out;
-    grpc::Status s = ((*stub_).*method)(&context, r, &out);
-    if (!s.ok()) throw RpcError(s.error_code(), std::string(what) + ": " + s.error_message());
-    return out;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    detail::BusyBackoff backoff(deadline);
+    while (true) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() +
+                           std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+      Resp out;
+      grpc::Status s = ((*stub_).*method)(&context, r, &out);
+      if (s.ok()) return out;
+      if (!(refused_as_busy(s, context) && backoff.wait())) {
+        throw RpcError(s.error_code(), std::string(what) + ": " + s.error_message());
+      }
+    }
+  }
+  static bool refused_as_busy(const grpc::Status& s, const grpc::ClientContext& context) {
+    return s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+           context.GetServerTrailingMetadata().count(kRetryableTrailer) > 0;
   }
 
   // A long-poll that cancel_polls() can end; canceled, it answers empty.

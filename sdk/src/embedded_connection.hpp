@@ -14,6 +14,7 @@
 #include "engine/engine.hpp"
 #include "engine/store/sqlite_store.hpp"
 #include "reprise/client.hpp"
+#include "sdk/src/busy_backoff.hpp"
 
 namespace reprise {
 
@@ -123,16 +124,32 @@ class EmbeddedConnection final : public Connection {
   };
 
   template <typename Resp, typename Start>
-  Resp wait(const char* what, Start start) {
+  static Result<Resp> answer_of(Start start) {
     std::promise<Result<Resp>> done;
     start([&done](Result<Resp> r) { done.set_value(std::move(r)); });
-    Result<Resp> r = done.get_future().get();
+    return done.get_future().get();
+  }
+  template <typename Resp>
+  static Resp value_or_throw(const char* what, Result<Resp> r) {
     if (!r) throw RpcError(static_cast<int>(r.status().code()), std::string(what) + ": " + r.status().message());
     return std::move(r).value();
   }
+  template <typename Resp, typename Start>
+  Resp wait(const char* what, Start start) {
+    return value_or_throw(what, answer_of<Resp>(start));
+  }
+  // A call the engine refuses as busy is made again, unchanged, for up to
+  // 30 s (a remote call's timeout).
   template <typename Req, typename Resp>
   Resp call(const char* what, void (engine::Engine::*method)(Req, engine::Reply<Resp>), const Req& r) {
-    return wait<Resp>(what, [&](engine::Reply<Resp> reply) { (engine_.get()->*method)(r, std::move(reply)); });
+    detail::BusyBackoff backoff(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+    while (true) {
+      Result<Resp> result =
+          answer_of<Resp>([&](engine::Reply<Resp> reply) { (engine_.get()->*method)(r, std::move(reply)); });
+      if (result.is_ok() || !result.status().retryable() || !backoff.wait()) {
+        return value_or_throw(what, std::move(result));
+      }
+    }
   }
 
   std::unique_ptr<engine::SqliteStore> store_;

@@ -2,6 +2,9 @@
 // fresh request id per start and per signal (so a workflow id can be started
 // again, and only retries are deduplicated), started() when a retry found
 // its run, and the reuse policy.
+#include <latch>
+#include <thread>
+
 #include "../server/server_harness.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"
@@ -63,6 +66,33 @@ TEST(ClientRequests, AStartRetriedWithItsRequestIdFindsTheFirstRun) {
   EXPECT_FALSE(retry.started()) << "the server said started = false, and the handle tells";
   EXPECT_EQ(retry.run_id(), first.run_id());
   first.terminate("done");
+}
+
+TEST(ClientRequests, CallsTheServerRefusesAsBusyAreSentAgainUntilTheyGoThrough) {
+  TempDir dir;
+  Server server(dir.file("busy.db"), {"--max-waiting-per-execution", "1", "--max-pending-requests", "4"});
+  Client client(Connection::remote(server.address()));
+  auto run = client.start(two_notes_wf, {.id = "crowded", .task_queue = "nobody-polls"});
+  constexpr int kSenders = 64;
+  std::latch go(kSenders);
+  std::atomic<int> failed{0};
+  std::vector<std::thread> senders;
+  for (int i = 0; i < kSenders; ++i) {
+    senders.emplace_back([&, i] {
+      go.arrive_and_wait();
+      try {
+        client.signal("crowded", note, "n" + std::to_string(i));
+      } catch (const RpcError& e) {
+        ++failed;
+        ADD_FAILURE() << e.what();
+      }
+    });
+  }
+  for (auto& t : senders) t.join();
+  EXPECT_EQ(failed, 0) << "RESOURCE_EXHAUSTED from back-pressure is retried, not thrown";
+  v1::GetHistoryResponse history = history_of(server.stub(), "crowded");
+  EXPECT_EQ(count_events(history, v1::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED), kSenders) << "each signal once";
+  run.terminate("done");
 }
 
 TEST(ClientRequests, TheReusePolicyIsSentWithTheStart) {

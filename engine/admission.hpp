@@ -1,0 +1,46 @@
+// RequestAdmission: back-pressure at the door. A client's or worker's
+// request that will change an execution (or wait for a worker's answer, a
+// query) takes a slot and holds it until it has answered; with every slot taken, a new request is refused at once
+// (RESOURCE_EXHAUSTED, which callers retry) instead of queuing without end.
+// Everything the engine queues — the executor's jobs, the per-execution
+// queues, the store's writer queue — grows only with admitted requests and
+// with work the engine bounds itself (timers in flight, transfers of
+// committed tasks), so bounding the door bounds them all.
+//
+// Thread safety: any thread. A slot may be released on any thread; it must
+// not outlive the RequestAdmission.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+namespace reprise::engine {
+
+class RequestAdmission {
+ public:
+  // Held while an admitted request is in flight; released on destruction.
+  using Slot = std::shared_ptr<void>;
+
+  explicit RequestAdmission(size_t limit) : limit_(limit) {}
+
+  // A slot, or nullptr when `limit` requests are in flight already.
+  Slot try_admit() {
+    if (in_flight_.fetch_add(1, std::memory_order_relaxed) >= limit_) {
+      in_flight_.fetch_sub(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    return Slot(this, [](void* self) {
+      static_cast<RequestAdmission*>(self)->in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    });
+  }
+
+  size_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  size_t limit() const { return limit_; }
+
+ private:
+  const size_t limit_;
+  std::atomic<size_t> in_flight_{0};
+};
+
+}  // namespace reprise::engine
