@@ -1,14 +1,15 @@
+// The Worker's life (options, start, stop) and its workflow and query tasks.
+// The poll loops are in poll_loops.cpp, activity execution in
+// activity_execution.cpp, the sticky cache in sticky_cache.cpp.
 #include "reprise/worker.hpp"
 
 #include <unistd.h>
 
-#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <utility>
 
-#include "history/proto_time.hpp"
-#include "reprise/detail/failure.hpp"
-#include "worker/heartbeat_sender.hpp"
 #include "worker/sticky_cache.hpp"
 #include "worker/task_history.hpp"
 #include "worker/task_pool.hpp"
@@ -21,21 +22,6 @@ std::string default_identity() {
   char host[256] = "host";
   gethostname(host, sizeof host - 1);
   return std::string(host) + ":" + std::to_string(getpid());
-}
-
-// A failed RPC while polling: the server is away. Wait a little, poll again.
-void back_off() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
-
-// Counts a poller thread while its loop runs.
-struct PollingThread {
-  std::atomic<int>& count;
-  explicit PollingThread(std::atomic<int>& c) : count(c) { ++count; }
-  ~PollingThread() { --count; }
-};
-
-void log_poll_failure(const char* kind, const std::string& queue, const RpcError& e) {
-  std::fprintf(stderr, "level=warn msg=\"%s poll failed, retrying\" task_queue=%s error=\"%s\"\n", kind, queue.c_str(),
-               e.what());
 }
 
 }  // namespace
@@ -114,37 +100,6 @@ void Worker::stop() {
   if (activity_pool_) activity_pool_->join();
   workflow_pool_.reset();
   activity_pool_.reset();
-}
-
-void Worker::workflow_poll_loop(const std::string& queue) {
-  PollingThread counted(polling_threads_);
-  bool poll_failing = false;
-  while (!stopping_ && workflow_pool_->wait_for_free_thread()) {
-    v1::PollWorkflowTaskRequest poll;
-    poll.mutable_task_queue()->set_name(queue);
-    poll.set_identity(options_.identity);
-    poll.set_maximum_page_size(options_.history_page_events);
-    auto task = std::make_shared<v1::PollWorkflowTaskResponse>();
-    try {
-      *task = connection_->poll_workflow_task(poll);
-      poll_failing = false;
-    } catch (const RpcError& e) {
-      // Once per run of failures: the server is away, or sent a task that
-      // does not parse (no token to fail it with: the server must refuse such input).
-      if (!std::exchange(poll_failing, true)) log_poll_failure("workflow", queue, e);
-      back_off();
-      continue;
-    }
-    if (task->task_token().empty()) continue;
-    workflow_pool_->post([this, task] {
-      try {
-        run_workflow_task(*task);
-      } catch (const std::exception& e) {
-        // The answer did not arrive; the task times out and comes back.
-        std::fprintf(stderr, "reprise worker: %s\n", e.what());
-      }
-    });
-  }
 }
 
 void Worker::run_workflow_task(const v1::PollWorkflowTaskResponse& task) {
@@ -255,8 +210,8 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
     instance->set_blobs(blobs_.get());
     try {
       worker::TaskHistory history(*connection_, task, 1, options_.history_page_events);
-      replayed = history.apply([&instance](const v1::History& chunk) { return instance->replay_completed(chunk); })
-                     .status();
+      replayed =
+          history.apply([&instance](const v1::History& chunk) { return instance->replay_completed(chunk); }).status();
     } catch (const std::exception& e) {
       replayed = Status::unavailable(std::string("the worker could not read the workflow's history: ") + e.what());
     }
@@ -272,140 +227,6 @@ void Worker::answer_query(const v1::PollWorkflowTaskResponse& task) {
     }
   }
   connection_->complete_workflow_task(r);
-}
-
-void Worker::activity_poll_loop() {
-  PollingThread counted(polling_threads_);
-  bool poll_failing = false;
-  while (!stopping_ && activity_pool_->wait_for_free_thread()) {
-    v1::PollActivityTaskRequest poll;
-    poll.mutable_task_queue()->set_name(options_.task_queue);
-    poll.set_identity(options_.identity);
-    auto task = std::make_shared<v1::PollActivityTaskResponse>();
-    try {
-      *task = connection_->poll_activity_task(poll);
-      poll_failing = false;
-    } catch (const RpcError& e) {
-      if (!std::exchange(poll_failing, true)) log_poll_failure("activity", options_.task_queue, e);
-      back_off();
-      continue;
-    }
-    if (task->task_token().empty()) continue;
-    activity_pool_->post([this, task] {
-      try {
-        run_activity(*task);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "reprise worker: %s\n", e.what());  // the attempt times out and is retried
-      }
-    });
-  }
-}
-
-void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
-  const std::string& type = task.activity_type().name();
-  v1::FailActivityRequest failed;
-  failed.set_task_token(task.task_token());
-  failed.set_identity(options_.identity);
-  auto runner = activities_.find(type);
-  if (runner == activities_.end()) {
-    failed.mutable_failure()->set_message("activity '" + type + "' is not registered with worker " + options_.identity);
-    return connection_->fail_activity(failed);
-  }
-  ActivityInfo info{.workflow_id = task.workflow_execution().workflow_id(),
-                    .run_id = task.workflow_execution().run_id(),
-                    .activity_id = task.activity_id(),
-                    .activity_type = type,
-                    .attempt = task.attempt(),
-                    .scheduled_time = to_time(task.scheduled_time()),
-                    .started_time = to_time(task.started_time()),
-                    .heartbeat_timeout = to_nanos(task.heartbeat_timeout())};
-  auto bound = [&](TimePoint from, const google::protobuf::Duration& timeout) {
-    if (to_nanos(timeout).count() <= 0) return;
-    const TimePoint at = from + to_nanos(timeout);
-    if (!info.deadline || at < *info.deadline) info.deadline = at;
-  };
-  bound(info.started_time, task.start_to_close_timeout());
-  bound(info.scheduled_time, task.schedule_to_close_timeout());
-  const std::chrono::nanoseconds throttle = worker::HeartbeatSender::interval_for(
-      info.heartbeat_timeout, options_.default_heartbeat_throttle_interval, options_.max_heartbeat_throttle_interval);
-  ActivityContext* heard_cancel = nullptr;  // set before the first heartbeat starts the sender
-  worker::HeartbeatSender heartbeats(
-      [&](const v1::Payloads& details) {
-        v1::HeartbeatActivityRequest r;
-        r.set_task_token(task.task_token());
-        *r.mutable_details() = details;
-        r.set_identity(options_.identity);
-        return connection_->heartbeat_activity(r);
-      },
-      throttle, [&heard_cancel] { heard_cancel->request_cancel(); },
-      type + " (activity id " + task.activity_id() + ")");
-  ActivityContext context(
-      std::move(info), task.heartbeat_details(),
-      [&heartbeats](const v1::Payloads& details) { return heartbeats.record(details); }, blobs_.get());
-  heard_cancel = &context;
-  // The sender thread ends before the context goes and before the outcome is
-  // reported: no heartbeat of this attempt reaches the server after it.
-  struct StopHeartbeats {
-    worker::HeartbeatSender& h;
-    ~StopHeartbeats() { h.stop(); }
-  } stop_heartbeats{heartbeats};
-  {
-    std::lock_guard lock(running_mu_);
-    running_activities_.insert(&context);
-    if (activities_canceled_) context.request_cancel();  // arrived after the grace ran out
-  }
-  struct Unregister {
-    Worker& w;
-    ActivityContext* c;
-    ~Unregister() {
-      std::lock_guard lock(w.running_mu_);
-      w.running_activities_.erase(c);
-    }
-  } unregister{*this, &context};
-  try {
-    v1::Payloads result = runner->second(context, task.input());
-    heartbeats.stop();  // details not yet sent are not wanted once the activity completes
-    blobs_->offload(result);
-    v1::CompleteActivityRequest done;
-    done.set_task_token(task.task_token());
-    *done.mutable_result() = std::move(result);
-    done.set_identity(options_.identity);
-    connection_->complete_activity(done);
-  } catch (const RpcError&) {
-    throw;
-  } catch (const CanceledError& e) {
-    heartbeats.stop();
-    bool by_shutdown = false;
-    {
-      std::lock_guard lock(running_mu_);
-      by_shutdown = activities_canceled_;
-    }
-    if (by_shutdown) {
-      // Nobody canceled the activity: this worker is going away. A retryable
-      // failure lets another worker take the next attempt at once.
-      failed.mutable_failure()->set_message("worker " + options_.identity +
-                                            " shut down before the activity finished: " + e.what());
-      failed.mutable_failure()->set_source("cpp-sdk");
-      if (auto details = heartbeats.latest()) *failed.mutable_last_heartbeat_details() = std::move(*details);
-      return connection_->fail_activity(failed);
-    }
-    // The activity saw cancel_requested() and gave up: it ends as canceled
-    // (unless the attempt is already over, which is why it was told so).
-    v1::ReportActivityCanceledRequest canceled;
-    canceled.set_task_token(task.task_token());
-    canceled.set_identity(options_.identity);
-    try {
-      connection_->report_activity_canceled(canceled);
-    } catch (const RpcError& e) {
-      if (e.code() != static_cast<int>(StatusCode::kNotFound)) throw;
-    }
-  } catch (const std::exception& e) {
-    heartbeats.stop();
-    *failed.mutable_failure() = reprise::detail::failure_of(e);
-    // The next attempt starts from the latest details, sent or not.
-    if (auto details = heartbeats.latest()) *failed.mutable_last_heartbeat_details() = std::move(*details);
-    connection_->fail_activity(failed);
-  }
 }
 
 }  // namespace reprise

@@ -1,0 +1,123 @@
+// The Worker's activity execution: one attempt of an activity on a pool
+// thread, its heartbeats sent by a throttling sender, and its outcome
+// (completed, failed, canceled, or failed as retryable when the worker shuts
+// down under it) reported on its task token.
+#include <cstdio>
+#include <mutex>
+
+#include "history/proto_time.hpp"
+#include "history/status.hpp"
+#include "reprise/detail/failure.hpp"
+#include "reprise/worker.hpp"
+#include "worker/heartbeat_sender.hpp"
+
+namespace reprise {
+
+void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
+  const std::string& type = task.activity_type().name();
+  v1::FailActivityRequest failed;
+  failed.set_task_token(task.task_token());
+  failed.set_identity(options_.identity);
+  auto runner = activities_.find(type);
+  if (runner == activities_.end()) {
+    failed.mutable_failure()->set_message("activity '" + type + "' is not registered with worker " + options_.identity);
+    return connection_->fail_activity(failed);
+  }
+  ActivityInfo info{.workflow_id = task.workflow_execution().workflow_id(),
+                    .run_id = task.workflow_execution().run_id(),
+                    .activity_id = task.activity_id(),
+                    .activity_type = type,
+                    .attempt = task.attempt(),
+                    .scheduled_time = to_time(task.scheduled_time()),
+                    .started_time = to_time(task.started_time()),
+                    .heartbeat_timeout = to_nanos(task.heartbeat_timeout())};
+  auto bound = [&](TimePoint from, const google::protobuf::Duration& timeout) {
+    if (to_nanos(timeout).count() <= 0) return;
+    const TimePoint at = from + to_nanos(timeout);
+    if (!info.deadline || at < *info.deadline) info.deadline = at;
+  };
+  bound(info.started_time, task.start_to_close_timeout());
+  bound(info.scheduled_time, task.schedule_to_close_timeout());
+  const std::chrono::nanoseconds throttle = worker::HeartbeatSender::interval_for(
+      info.heartbeat_timeout, options_.default_heartbeat_throttle_interval, options_.max_heartbeat_throttle_interval);
+  ActivityContext* heard_cancel = nullptr;  // set before the first heartbeat starts the sender
+  worker::HeartbeatSender heartbeats(
+      [&](const v1::Payloads& details) {
+        v1::HeartbeatActivityRequest r;
+        r.set_task_token(task.task_token());
+        *r.mutable_details() = details;
+        r.set_identity(options_.identity);
+        return connection_->heartbeat_activity(r);
+      },
+      throttle, [&heard_cancel] { heard_cancel->request_cancel(); },
+      type + " (activity id " + task.activity_id() + ")");
+  ActivityContext context(
+      std::move(info), task.heartbeat_details(),
+      [&heartbeats](const v1::Payloads& details) { return heartbeats.record(details); }, blobs_.get());
+  heard_cancel = &context;
+  // The sender thread ends before the context goes and before the outcome is
+  // reported: no heartbeat of this attempt reaches the server after it.
+  struct StopHeartbeats {
+    worker::HeartbeatSender& h;
+    ~StopHeartbeats() { h.stop(); }
+  } stop_heartbeats{heartbeats};
+  {
+    std::lock_guard lock(running_mu_);
+    running_activities_.insert(&context);
+    if (activities_canceled_) context.request_cancel();  // arrived after the grace ran out
+  }
+  struct Unregister {
+    Worker& w;
+    ActivityContext* c;
+    ~Unregister() {
+      std::lock_guard lock(w.running_mu_);
+      w.running_activities_.erase(c);
+    }
+  } unregister{*this, &context};
+  try {
+    v1::Payloads result = runner->second(context, task.input());
+    heartbeats.stop();  // details not yet sent are not wanted once the activity completes
+    blobs_->offload(result);
+    v1::CompleteActivityRequest done;
+    done.set_task_token(task.task_token());
+    *done.mutable_result() = std::move(result);
+    done.set_identity(options_.identity);
+    connection_->complete_activity(done);
+  } catch (const RpcError&) {
+    throw;
+  } catch (const CanceledError& e) {
+    heartbeats.stop();
+    bool by_shutdown = false;
+    {
+      std::lock_guard lock(running_mu_);
+      by_shutdown = activities_canceled_;
+    }
+    if (by_shutdown) {
+      // Nobody canceled the activity: this worker is going away. A retryable
+      // failure lets another worker take the next attempt at once.
+      failed.mutable_failure()->set_message("worker " + options_.identity +
+                                            " shut down before the activity finished: " + e.what());
+      failed.mutable_failure()->set_source("cpp-sdk");
+      if (auto details = heartbeats.latest()) *failed.mutable_last_heartbeat_details() = std::move(*details);
+      return connection_->fail_activity(failed);
+    }
+    // The activity saw cancel_requested() and gave up: it ends as canceled
+    // (unless the attempt is already over, which is why it was told so).
+    v1::ReportActivityCanceledRequest canceled;
+    canceled.set_task_token(task.task_token());
+    canceled.set_identity(options_.identity);
+    try {
+      connection_->report_activity_canceled(canceled);
+    } catch (const RpcError& e) {
+      if (e.code() != static_cast<int>(StatusCode::kNotFound)) throw;
+    }
+  } catch (const std::exception& e) {
+    heartbeats.stop();
+    *failed.mutable_failure() = reprise::detail::failure_of(e);
+    // The next attempt starts from the latest details, sent or not.
+    if (auto details = heartbeats.latest()) *failed.mutable_last_heartbeat_details() = std::move(*details);
+    connection_->fail_activity(failed);
+  }
+}
+
+}  // namespace reprise
