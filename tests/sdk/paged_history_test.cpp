@@ -41,10 +41,10 @@ class CountingConnection final : public Connection {
   explicit CountingConnection(std::shared_ptr<Connection> inner) : inner_(std::move(inner)) {}
 
   std::atomic<int64_t> tasks{0};
-  std::atomic<int64_t> task_events{0};      // in the tasks themselves
-  std::atomic<int64_t> largest_task{0};     // events in the largest task
-  std::atomic<int64_t> paged_events{0};     // read through GetHistory
-  std::atomic<int64_t> history_needed{0};   // the tasks' histories, end to end
+  std::atomic<int64_t> task_events{0};     // in the tasks themselves
+  std::atomic<int64_t> largest_task{0};    // events in the largest task
+  std::atomic<int64_t> paged_events{0};    // read through GetHistory
+  std::atomic<int64_t> history_needed{0};  // the tasks' histories, end to end
   std::atomic<int64_t> query_tasks{0};
   std::atomic<int64_t> largest_query_task{0};
 
@@ -130,10 +130,10 @@ class PagedHistory : public ::testing::Test {
  protected:
   void SetUp() override {
     counting = std::make_shared<CountingConnection>(Connection::embedded((db.dir / "paged.db").string()));
-    worker = std::make_unique<Worker>(counting, WorkerOptions{.task_queue = "ticks",
-                                                              .workflow_threads = 1,
-                                                              .cache_size = 0,
-                                                              .history_page_events = kPageEvents});
+    worker = std::make_unique<Worker>(
+        counting,
+        WorkerOptions{
+            .task_queue = "ticks", .workflow_threads = 1, .cache_size = 0, .history_page_events = kPageEvents});
     worker->register_workflow(ticks_wf);
     worker->start();
   }
