@@ -1,15 +1,114 @@
-// Activities: started by a poll, heartbeats, and their outcomes with retries.
+// Activities: scheduled and canceled by commands, started by a poll,
+// heartbeats, their retry and timeout timers, and their outcomes with retries.
 #include <algorithm>
 
 #include "engine/execution/mutable_state.hpp"
 #include "engine/execution/state_util.hpp"
+#include "history/enum_name.hpp"
 #include "history/proto_time.hpp"
 
 namespace reprise::engine {
 
 using namespace state_util;
 
+namespace {
+
+v1::Failure timeout_failure(v1::TimeoutType type, const v1::Failure& last_failure) {
+  v1::Failure f;
+  f.set_kind(v1::FAILURE_KIND_TIMEOUT);
+  f.set_timeout_type(type);
+  f.set_source("server");
+  f.set_message("activity timed out (" + enum_name(type) + ")");
+  if (!last_failure.message().empty()) *f.mutable_cause() = last_failure;
+  return f;
+}
+
+}  // namespace
+
 // --- activities ---
+
+Status MutableState::schedule_activity(const v1::ScheduleActivityTaskCommandAttributes& a, int64_t completed_event_id,
+                                       size_t index) {
+  const std::string where = "command " + std::to_string(index) + " (schedule activity '" + a.activity_id() + "')";
+  if (a.activity_id().empty())
+    return Status::invalid_argument("command " + std::to_string(index) + ": activity_id is required");
+  if (a.activity_id().size() > config_.max_id_length)
+    return Status::invalid_argument(where + ": activity_id is too long");
+  if (a.activity_type().name().empty()) return Status::invalid_argument(where + ": activity_type.name is required");
+  for (const auto& [id, info] : state_.activities()) {
+    if (info.activity_id() == a.activity_id()) {
+      return Status::invalid_argument(where + ": activity_id is already used by a pending activity");
+    }
+  }
+  if (state_.activities_size() >= config_.max_pending_activities) {
+    return Status::resource_exhausted(where + ": the workflow already has " +
+                                      std::to_string(config_.max_pending_activities) + " pending activities");
+  }
+  for (const auto* d : {&a.schedule_to_close_timeout(), &a.schedule_to_start_timeout(), &a.start_to_close_timeout(),
+                        &a.heartbeat_timeout()}) {
+    if (negative(*d)) return Status::invalid_argument(where + ": timeouts must not be negative");
+  }
+  if (!positive(a.start_to_close_timeout()) && !positive(a.schedule_to_close_timeout())) {
+    return Status::invalid_argument(where + ": start_to_close_timeout or schedule_to_close_timeout is required");
+  }
+  REPRISE_RETURN_IF_ERROR(check_retry_policy(a.retry_policy(), where + ": retry_policy"));
+
+  v1::HistoryEvent e;
+  auto* s = e.mutable_activity_task_scheduled();
+  s->set_activity_id(a.activity_id());
+  *s->mutable_activity_type() = a.activity_type();
+  s->mutable_task_queue()->set_name(a.task_queue().name().empty() ? state_.task_queue().name() : a.task_queue().name());
+  *s->mutable_input() = a.input();
+  *s->mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
+  *s->mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
+  // Without its own start-to-close, an attempt may run until schedule-to-close.
+  *s->mutable_start_to_close_timeout() =
+      positive(a.start_to_close_timeout()) ? a.start_to_close_timeout() : a.schedule_to_close_timeout();
+  *s->mutable_heartbeat_timeout() = a.heartbeat_timeout();
+  s->set_workflow_task_completed_event_id(completed_event_id);
+  *s->mutable_retry_policy() = a.retry_policy();
+  const v1::HistoryEvent& written = append(std::move(e));
+  const int64_t scheduled_event_id = written.event_id();
+  const auto& sa = written.activity_task_scheduled();
+
+  internal::ActivityInfo& info = (*state_.mutable_activities())[scheduled_event_id];
+  info.set_activity_id(sa.activity_id());
+  *info.mutable_activity_type() = sa.activity_type();
+  *info.mutable_task_queue() = sa.task_queue();
+  *info.mutable_schedule_to_close_timeout() = sa.schedule_to_close_timeout();
+  *info.mutable_schedule_to_start_timeout() = sa.schedule_to_start_timeout();
+  *info.mutable_start_to_close_timeout() = sa.start_to_close_timeout();
+  *info.mutable_heartbeat_timeout() = sa.heartbeat_timeout();
+  *info.mutable_retry_policy() = sa.retry_policy();
+  info.set_attempt(1);
+  set_time(info.mutable_scheduled_time(), now_);
+  set_time(info.mutable_attempt_scheduled_time(), now_);
+  add_activity_task(info, scheduled_event_id);
+
+  if (positive(info.schedule_to_close_timeout())) {
+    internal::TimerTask t;
+    t.set_kind(internal::TimerTask::KIND_ACTIVITY_TIMEOUT);
+    t.set_scheduled_event_id(scheduled_event_id);
+    t.set_timeout_type(v1::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);  // any attempt
+    add_timer(now_ + to_nanos(info.schedule_to_close_timeout()), t);
+  }
+  return Status::ok();
+}
+
+void MutableState::add_activity_task(const internal::ActivityInfo& activity, int64_t scheduled_event_id) {
+  internal::TaskPayload payload;
+  payload.set_scheduled_event_id(scheduled_event_id);
+  payload.set_attempt(activity.attempt());
+  tasks_.push_back({0, TaskKind::kActivityTask, activity.task_queue().name(), key_, payload.SerializeAsString()});
+  if (positive(activity.schedule_to_start_timeout())) {
+    internal::TimerTask t;
+    t.set_kind(internal::TimerTask::KIND_ACTIVITY_TIMEOUT);
+    t.set_scheduled_event_id(scheduled_event_id);
+    t.set_attempt(activity.attempt());
+    t.set_timeout_type(v1::TIMEOUT_TYPE_SCHEDULE_TO_START);
+    add_timer(now_ + to_nanos(activity.schedule_to_start_timeout()), t);
+  }
+}
 
 Result<Applied> MutableState::start_activity(const internal::TaskPayload& payload, const std::string& identity,
                                              v1::PollActivityTaskResponse& response) {
@@ -243,6 +342,53 @@ Status MutableState::report_activity_canceled(const internal::TaskToken& token, 
   a->set_identity(identity);
   close_activity(token.scheduled_event_id(), std::move(e));
   return Status::ok();
+}
+
+// --- activity timers ---
+
+Result<Applied> MutableState::start_activity_retry(const internal::TimerTask& t) {
+  auto it = state_.mutable_activities()->find(t.scheduled_event_id());
+  if (it == state_.mutable_activities()->end() || it->second.attempt() != t.attempt() || it->second.started()) {
+    return stale();
+  }
+  set_time(it->second.mutable_attempt_scheduled_time(), now_);
+  it->second.clear_next_attempt_time();
+  add_activity_task(it->second, t.scheduled_event_id());
+  return Applied::kYes;
+}
+
+Result<Applied> MutableState::time_out_activity(const internal::TimerTask& t) {
+  auto it = state_.mutable_activities()->find(t.scheduled_event_id());
+  if (it == state_.mutable_activities()->end()) return stale();
+  internal::ActivityInfo& activity = it->second;
+  const bool any_attempt = t.timeout_type() == v1::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE;
+  if (!any_attempt && activity.attempt() != t.attempt()) return stale();
+  const bool running = activity.started();
+  if ((t.timeout_type() == v1::TIMEOUT_TYPE_SCHEDULE_TO_START && running) ||
+      ((t.timeout_type() == v1::TIMEOUT_TYPE_START_TO_CLOSE || t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT) &&
+       !running)) {
+    return stale();
+  }
+  if (t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT && activity.has_last_heartbeat_time()) {
+    const TimePoint due = to_time(activity.last_heartbeat_time()) + to_nanos(activity.heartbeat_timeout());
+    if (due > now_) {  // heartbeats came in: check again when the latest one lapses
+      add_timer(due, t);
+      return Applied::kYes;
+    }
+  }
+  const v1::Failure failure = timeout_failure(t.timeout_type(), activity.last_failure());
+  const bool retryable =
+      t.timeout_type() == v1::TIMEOUT_TYPE_START_TO_CLOSE || t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT;
+  if (retryable && should_retry(activity, failure)) {
+    retry_activity(activity, t.scheduled_event_id(), failure);
+    return Applied::kYes;
+  }
+  v1::HistoryEvent e;
+  auto* a = e.mutable_activity_task_timed_out();
+  *a->mutable_failure() = failure;
+  a->set_scheduled_event_id(t.scheduled_event_id());
+  close_activity(t.scheduled_event_id(), std::move(e));
+  return Applied::kYes;
 }
 
 }  // namespace reprise::engine

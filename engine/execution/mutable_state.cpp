@@ -17,16 +17,6 @@ namespace {
 // Request ids of recent signals kept per execution for deduplication.
 constexpr int kSignalRequestIdsKept = 1000;
 
-v1::Failure timeout_failure(v1::TimeoutType type, const v1::Failure& last_failure) {
-  v1::Failure f;
-  f.set_kind(v1::FAILURE_KIND_TIMEOUT);
-  f.set_timeout_type(type);
-  f.set_source("server");
-  f.set_message("activity timed out (" + enum_name(type) + ")");
-  if (!last_failure.message().empty()) *f.mutable_cause() = last_failure;
-  return f;
-}
-
 }  // namespace
 
 MutableState::MutableState(ExecutionKey key, TimePoint now, const EngineConfig& config)
@@ -242,26 +232,12 @@ Status MutableState::apply_command(const v1::Command& c, int64_t completed_event
       return start_timer(c.start_timer(), completed_event_id, where);
     case C::kCancelTimer:
       return cancel_timer(c.cancel_timer().timer_id(), completed_event_id, where);
-    case C::kCompleteWorkflowExecution: {
-      v1::HistoryEvent e;
-      auto* a = e.mutable_workflow_execution_completed();
-      *a->mutable_result() = c.complete_workflow_execution().result();
-      a->set_workflow_task_completed_event_id(completed_event_id);
-      append(std::move(e));
-      close(v1::WORKFLOW_EXECUTION_STATUS_COMPLETED);
-      return Status::ok();
-    }
+    case C::kCompleteWorkflowExecution:
+      return complete_run(c.complete_workflow_execution(), completed_event_id);
     case C::kFailWorkflowExecution:
       return fail_run(c.fail_workflow_execution().failure(), completed_event_id);
-    case C::kCancelWorkflowExecution: {
-      v1::HistoryEvent e;
-      auto* a = e.mutable_workflow_execution_canceled();
-      *a->mutable_details() = c.cancel_workflow_execution().details();
-      a->set_workflow_task_completed_event_id(completed_event_id);
-      append(std::move(e));
-      close(v1::WORKFLOW_EXECUTION_STATUS_CANCELED);
-      return Status::ok();
-    }
+    case C::kCancelWorkflowExecution:
+      return cancel_run(c.cancel_workflow_execution(), completed_event_id);
     case C::kStartChildWorkflowExecution:
       return initiate_child(c.start_child_workflow_execution(), completed_event_id, where);
     case C::kContinueAsNewWorkflowExecution:
@@ -270,105 +246,12 @@ Status MutableState::apply_command(const v1::Command& c, int64_t completed_event
       return initiate_signal_external(c.signal_external_workflow_execution(), completed_event_id, where);
     case C::kRequestCancelExternalWorkflowExecution:
       return initiate_cancel_external(c.request_cancel_external_workflow_execution(), completed_event_id, where);
-    case C::kRecordMarker: {
-      const auto& m = c.record_marker();
-      if (m.marker_name().empty()) return Status::invalid_argument(where + ": marker_name is required");
-      v1::HistoryEvent e;
-      auto* a = e.mutable_marker_recorded();
-      a->set_marker_name(m.marker_name());
-      *a->mutable_details() = m.details();
-      *a->mutable_failure() = m.failure();
-      a->set_workflow_task_completed_event_id(completed_event_id);
-      append(std::move(e));
-      return Status::ok();
-    }
+    case C::kRecordMarker:
+      return record_marker(c.record_marker(), completed_event_id, where);
     case C::ATTRIBUTES_NOT_SET:
       return Status::invalid_argument(where + ": the command has no attributes");
     default:
       return Status(StatusCode::kUnimplemented, where + " is not supported by this server yet");
-  }
-}
-
-Status MutableState::schedule_activity(const v1::ScheduleActivityTaskCommandAttributes& a, int64_t completed_event_id,
-                                       size_t index) {
-  const std::string where = "command " + std::to_string(index) + " (schedule activity '" + a.activity_id() + "')";
-  if (a.activity_id().empty())
-    return Status::invalid_argument("command " + std::to_string(index) + ": activity_id is required");
-  if (a.activity_id().size() > config_.max_id_length)
-    return Status::invalid_argument(where + ": activity_id is too long");
-  if (a.activity_type().name().empty()) return Status::invalid_argument(where + ": activity_type.name is required");
-  for (const auto& [id, info] : state_.activities()) {
-    if (info.activity_id() == a.activity_id()) {
-      return Status::invalid_argument(where + ": activity_id is already used by a pending activity");
-    }
-  }
-  if (state_.activities_size() >= config_.max_pending_activities) {
-    return Status::resource_exhausted(where + ": the workflow already has " +
-                                      std::to_string(config_.max_pending_activities) + " pending activities");
-  }
-  for (const auto* d : {&a.schedule_to_close_timeout(), &a.schedule_to_start_timeout(), &a.start_to_close_timeout(),
-                        &a.heartbeat_timeout()}) {
-    if (negative(*d)) return Status::invalid_argument(where + ": timeouts must not be negative");
-  }
-  if (!positive(a.start_to_close_timeout()) && !positive(a.schedule_to_close_timeout())) {
-    return Status::invalid_argument(where + ": start_to_close_timeout or schedule_to_close_timeout is required");
-  }
-  REPRISE_RETURN_IF_ERROR(check_retry_policy(a.retry_policy(), where + ": retry_policy"));
-
-  v1::HistoryEvent e;
-  auto* s = e.mutable_activity_task_scheduled();
-  s->set_activity_id(a.activity_id());
-  *s->mutable_activity_type() = a.activity_type();
-  s->mutable_task_queue()->set_name(a.task_queue().name().empty() ? state_.task_queue().name() : a.task_queue().name());
-  *s->mutable_input() = a.input();
-  *s->mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
-  *s->mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
-  // Without its own start-to-close, an attempt may run until schedule-to-close.
-  *s->mutable_start_to_close_timeout() =
-      positive(a.start_to_close_timeout()) ? a.start_to_close_timeout() : a.schedule_to_close_timeout();
-  *s->mutable_heartbeat_timeout() = a.heartbeat_timeout();
-  s->set_workflow_task_completed_event_id(completed_event_id);
-  *s->mutable_retry_policy() = a.retry_policy();
-  const v1::HistoryEvent& written = append(std::move(e));
-  const int64_t scheduled_event_id = written.event_id();
-  const auto& sa = written.activity_task_scheduled();
-
-  internal::ActivityInfo& info = (*state_.mutable_activities())[scheduled_event_id];
-  info.set_activity_id(sa.activity_id());
-  *info.mutable_activity_type() = sa.activity_type();
-  *info.mutable_task_queue() = sa.task_queue();
-  *info.mutable_schedule_to_close_timeout() = sa.schedule_to_close_timeout();
-  *info.mutable_schedule_to_start_timeout() = sa.schedule_to_start_timeout();
-  *info.mutable_start_to_close_timeout() = sa.start_to_close_timeout();
-  *info.mutable_heartbeat_timeout() = sa.heartbeat_timeout();
-  *info.mutable_retry_policy() = sa.retry_policy();
-  info.set_attempt(1);
-  set_time(info.mutable_scheduled_time(), now_);
-  set_time(info.mutable_attempt_scheduled_time(), now_);
-  add_activity_task(info, scheduled_event_id);
-
-  if (positive(info.schedule_to_close_timeout())) {
-    internal::TimerTask t;
-    t.set_kind(internal::TimerTask::KIND_ACTIVITY_TIMEOUT);
-    t.set_scheduled_event_id(scheduled_event_id);
-    t.set_timeout_type(v1::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);  // any attempt
-    add_timer(now_ + to_nanos(info.schedule_to_close_timeout()), t);
-  }
-  return Status::ok();
-}
-
-void MutableState::add_activity_task(const internal::ActivityInfo& activity, int64_t scheduled_event_id) {
-  internal::TaskPayload payload;
-  payload.set_scheduled_event_id(scheduled_event_id);
-  payload.set_attempt(activity.attempt());
-  tasks_.push_back({0, TaskKind::kActivityTask, activity.task_queue().name(), key_, payload.SerializeAsString()});
-  if (positive(activity.schedule_to_start_timeout())) {
-    internal::TimerTask t;
-    t.set_kind(internal::TimerTask::KIND_ACTIVITY_TIMEOUT);
-    t.set_scheduled_event_id(scheduled_event_id);
-    t.set_attempt(activity.attempt());
-    t.set_timeout_type(v1::TIMEOUT_TYPE_SCHEDULE_TO_START);
-    add_timer(now_ + to_nanos(activity.schedule_to_start_timeout()), t);
   }
 }
 
@@ -440,6 +323,26 @@ Status MutableState::request_cancel(const std::string& reason, const std::string
   return Status::ok();
 }
 
+Status MutableState::complete_run(const v1::CompleteWorkflowExecutionCommandAttributes& c, int64_t completed_event_id) {
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_execution_completed();
+  *a->mutable_result() = c.result();
+  a->set_workflow_task_completed_event_id(completed_event_id);
+  append(std::move(e));
+  close(v1::WORKFLOW_EXECUTION_STATUS_COMPLETED);
+  return Status::ok();
+}
+
+Status MutableState::cancel_run(const v1::CancelWorkflowExecutionCommandAttributes& c, int64_t completed_event_id) {
+  v1::HistoryEvent e;
+  auto* a = e.mutable_workflow_execution_canceled();
+  *a->mutable_details() = c.details();
+  a->set_workflow_task_completed_event_id(completed_event_id);
+  append(std::move(e));
+  close(v1::WORKFLOW_EXECUTION_STATUS_CANCELED);
+  return Status::ok();
+}
+
 Status MutableState::terminate(const std::string& reason, const v1::Payloads& details, const std::string& identity) {
   REPRISE_RETURN_IF_ERROR(check_open());
   state_.clear_buffered_events();  // the workflow will not run again to see them
@@ -450,6 +353,21 @@ Status MutableState::terminate(const std::string& reason, const v1::Payloads& de
   a->set_identity(identity);
   append(std::move(e));
   close(v1::WORKFLOW_EXECUTION_STATUS_TERMINATED);
+  return Status::ok();
+}
+
+// --- markers ---
+
+Status MutableState::record_marker(const v1::RecordMarkerCommandAttributes& m, int64_t completed_event_id,
+                                   const std::string& where) {
+  if (m.marker_name().empty()) return Status::invalid_argument(where + ": marker_name is required");
+  v1::HistoryEvent e;
+  auto* a = e.mutable_marker_recorded();
+  a->set_marker_name(m.marker_name());
+  *a->mutable_details() = m.details();
+  *a->mutable_failure() = m.failure();
+  a->set_workflow_task_completed_event_id(completed_event_id);
+  append(std::move(e));
   return Status::ok();
 }
 
@@ -465,97 +383,21 @@ Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
   switch (t.kind()) {
     case K::KIND_USER_TIMER:
       return fire_user_timer(t);
-    case K::KIND_WORKFLOW_TASK_TIMEOUT: {
-      if (!state_.has_workflow_task()) return stale();
-      const auto wt = state_.workflow_task();
-      if (wt.scheduled_event_id() != t.scheduled_event_id() || wt.attempt() != t.attempt() ||
-          wt.started_event_id() == 0) {
-        return stale();
-      }
-      if (!wt.transient()) {  // a transient attempt's timeout leaves no trace
-        v1::HistoryEvent e;
-        auto* a = e.mutable_workflow_task_timed_out();
-        a->set_scheduled_event_id(wt.scheduled_event_id());
-        a->set_started_event_id(wt.started_event_id());
-        a->set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
-        append(std::move(e));
-      }
-      state_.clear_workflow_task();
-      set_sticky({});
-      state_.set_workflow_task_attempt(wt.attempt() + 1);
-      flush_buffered_events(false);
-      schedule_workflow_task();  // the worker is gone or stuck: another may take it at once
-      return Applied::kYes;
-    }
-    case K::KIND_STICKY_TIMEOUT: {
-      // The sticky worker did not start the task in time: any worker may,
-      // from full history. Nothing is written to history.
-      if (!state_.has_workflow_task()) return stale();
-      const auto& wt = state_.workflow_task();
-      if (wt.scheduled_event_id() != t.scheduled_event_id() || wt.attempt() != t.attempt() ||
-          wt.started_event_id() != 0) {
-        return stale();
-      }
-      set_sticky({});
-      add_workflow_task_row(false);
-      return Applied::kYes;
-    }
-    case K::KIND_WORKFLOW_TASK_RETRY: {
-      if (state_.has_workflow_task() || state_.workflow_task_attempt() != t.attempt()) return stale();
-      schedule_workflow_task();
-      return Applied::kYes;
-    }
-    case K::KIND_ACTIVITY_RETRY: {
-      auto it = state_.mutable_activities()->find(t.scheduled_event_id());
-      if (it == state_.mutable_activities()->end() || it->second.attempt() != t.attempt() || it->second.started()) {
-        return stale();
-      }
-      set_time(it->second.mutable_attempt_scheduled_time(), now_);
-      it->second.clear_next_attempt_time();
-      add_activity_task(it->second, t.scheduled_event_id());
-      return Applied::kYes;
-    }
-    case K::KIND_ACTIVITY_TIMEOUT: {
-      auto it = state_.mutable_activities()->find(t.scheduled_event_id());
-      if (it == state_.mutable_activities()->end()) return stale();
-      internal::ActivityInfo& activity = it->second;
-      const bool any_attempt = t.timeout_type() == v1::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE;
-      if (!any_attempt && activity.attempt() != t.attempt()) return stale();
-      const bool running = activity.started();
-      if ((t.timeout_type() == v1::TIMEOUT_TYPE_SCHEDULE_TO_START && running) ||
-          ((t.timeout_type() == v1::TIMEOUT_TYPE_START_TO_CLOSE || t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT) &&
-           !running)) {
-        return stale();
-      }
-      if (t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT && activity.has_last_heartbeat_time()) {
-        const TimePoint due = to_time(activity.last_heartbeat_time()) + to_nanos(activity.heartbeat_timeout());
-        if (due > now_) {  // heartbeats came in: check again when the latest one lapses
-          add_timer(due, t);
-          return Applied::kYes;
-        }
-      }
-      const v1::Failure failure = timeout_failure(t.timeout_type(), activity.last_failure());
-      const bool retryable =
-          t.timeout_type() == v1::TIMEOUT_TYPE_START_TO_CLOSE || t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT;
-      if (retryable && should_retry(activity, failure)) {
-        retry_activity(activity, t.scheduled_event_id(), failure);
-        return Applied::kYes;
-      }
-      v1::HistoryEvent e;
-      auto* a = e.mutable_activity_task_timed_out();
-      *a->mutable_failure() = failure;
-      a->set_scheduled_event_id(t.scheduled_event_id());
-      close_activity(t.scheduled_event_id(), std::move(e));
-      return Applied::kYes;
-    }
+    case K::KIND_WORKFLOW_TASK_TIMEOUT:
+      return time_out_workflow_task(t);
+    case K::KIND_STICKY_TIMEOUT:
+      return time_out_sticky_task(t);
+    case K::KIND_WORKFLOW_TASK_RETRY:
+      return retry_workflow_task(t);
+    case K::KIND_ACTIVITY_RETRY:
+      return start_activity_retry(t);
+    case K::KIND_ACTIVITY_TIMEOUT:
+      return time_out_activity(t);
     case K::KIND_RUN_TIMEOUT:
       REPRISE_RETURN_IF_ERROR(time_out_run());
       return Applied::kYes;
     case K::KIND_WORKFLOW_BACKOFF:
-      if (!state_.first_workflow_task_backoff_pending()) return stale();
-      state_.set_first_workflow_task_backoff_pending(false);
-      wake_pending_ = true;  // with any signal that arrived during the backoff
-      return Applied::kYes;
+      return end_workflow_backoff(t);
     default:
       return Status::data_loss("timer of execution " + key_.to_string() + " has unknown kind " +
                                std::to_string(t.kind()));

@@ -249,17 +249,32 @@ class MutableState {
   // The run fails (a command) or its run timeout passes; either may retry.
   Status fail_run(const v1::Failure& failure, int64_t completed_event_id);
   Status time_out_run();
+  // Commands that end the run or record a marker (mutable_state.cpp);
+  // fail_run may retry, so it lives in workflow_retry.cpp.
+  Status complete_run(const v1::CompleteWorkflowExecutionCommandAttributes& c, int64_t completed_event_id);
+  Status cancel_run(const v1::CancelWorkflowExecutionCommandAttributes& c, int64_t completed_event_id);
+  Status record_marker(const v1::RecordMarkerCommandAttributes& m, int64_t completed_event_id,
+                       const std::string& where);
+  // The first workflow task of a retried run may go out (workflow_retry.cpp).
+  Result<Applied> end_workflow_backoff(const internal::TimerTask& timer);
+  // Dispatches one command of a completed workflow task to its entity.
   Status apply_command(const v1::Command& command, int64_t completed_event_id, size_t index);
+  // Workflow task timers (workflow_tasks.cpp).
+  Result<Applied> time_out_workflow_task(const internal::TimerTask& timer);
+  Result<Applied> time_out_sticky_task(const internal::TimerTask& timer);
+  Result<Applied> retry_workflow_task(const internal::TimerTask& timer);
+  // Activities (activities.cpp): the commands, the timers, the outcomes.
   Status schedule_activity(const v1::ScheduleActivityTaskCommandAttributes& a, int64_t completed_event_id,
                            size_t index);
   Status request_cancel_activity(int64_t scheduled_event_id, int64_t completed_event_id, const std::string& where);
+  Result<Applied> start_activity_retry(const internal::TimerTask& timer);
+  Result<Applied> time_out_activity(const internal::TimerTask& timer);
   // User timers (timers.cpp).
   Status start_timer(const v1::StartTimerCommandAttributes& a, int64_t completed_event_id, const std::string& where);
   Status cancel_timer(const std::string& timer_id, int64_t completed_event_id, const std::string& where);
   Result<Applied> fire_user_timer(const internal::TimerTask& timer);
   void close(v1::WorkflowExecutionStatus status);
 
-  // Activity outcomes.
   bool should_retry(const internal::ActivityInfo& activity, const v1::Failure& failure) const;
   void retry_activity(internal::ActivityInfo& activity, int64_t scheduled_event_id, const v1::Failure& failure);
   void close_activity(int64_t scheduled_event_id, v1::HistoryEvent outcome);

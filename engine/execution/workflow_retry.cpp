@@ -95,4 +95,11 @@ Status MutableState::time_out_run() {
   return Status::ok();
 }
 
+Result<Applied> MutableState::end_workflow_backoff(const internal::TimerTask&) {
+  if (!state_.first_workflow_task_backoff_pending()) return stale();
+  state_.set_first_workflow_task_backoff_pending(false);
+  wake_pending_ = true;  // with any signal that arrived during the backoff
+  return Applied::kYes;
+}
+
 }  // namespace reprise::engine

@@ -300,4 +300,47 @@ Status MutableState::fail_workflow_task(const internal::TaskToken& token, const 
   return Status::ok();
 }
 
+// --- workflow task timers ---
+
+Result<Applied> MutableState::time_out_workflow_task(const internal::TimerTask& t) {
+  if (!state_.has_workflow_task()) return stale();
+  const auto wt = state_.workflow_task();
+  if (wt.scheduled_event_id() != t.scheduled_event_id() || wt.attempt() != t.attempt() || wt.started_event_id() == 0) {
+    return stale();
+  }
+  if (!wt.transient()) {  // a transient attempt's timeout leaves no trace
+    v1::HistoryEvent e;
+    auto* a = e.mutable_workflow_task_timed_out();
+    a->set_scheduled_event_id(wt.scheduled_event_id());
+    a->set_started_event_id(wt.started_event_id());
+    a->set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
+    append(std::move(e));
+  }
+  state_.clear_workflow_task();
+  set_sticky({});
+  state_.set_workflow_task_attempt(wt.attempt() + 1);
+  flush_buffered_events(false);
+  schedule_workflow_task();  // the worker is gone or stuck: another may take it at once
+  return Applied::kYes;
+}
+
+Result<Applied> MutableState::time_out_sticky_task(const internal::TimerTask& t) {
+  // The sticky worker did not start the task in time: any worker may,
+  // from full history. Nothing is written to history.
+  if (!state_.has_workflow_task()) return stale();
+  const auto& wt = state_.workflow_task();
+  if (wt.scheduled_event_id() != t.scheduled_event_id() || wt.attempt() != t.attempt() || wt.started_event_id() != 0) {
+    return stale();
+  }
+  set_sticky({});
+  add_workflow_task_row(false);
+  return Applied::kYes;
+}
+
+Result<Applied> MutableState::retry_workflow_task(const internal::TimerTask& t) {
+  if (state_.has_workflow_task() || state_.workflow_task_attempt() != t.attempt()) return stale();
+  schedule_workflow_task();
+  return Applied::kYes;
+}
+
 }  // namespace reprise::engine
