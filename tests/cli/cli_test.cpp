@@ -154,6 +154,37 @@ TEST(Cli, AClosedWorkflowIdStartsAgainAndTheRequestIdAndReusePolicyAreHonoured) 
   EXPECT_NE(help.out.find("--request-id"), std::string::npos) << help.out;
 }
 
+Workflow<std::string> flaky(WorkflowContext& ctx) {
+  if (ctx.info().attempt == 1) throw ApplicationError("Flaky", "the first run fails");
+  co_return "ok on attempt " + std::to_string(ctx.info().attempt);
+}
+inline constexpr WorkflowDef<&flaky> flaky_wf{"flaky"};
+
+TEST(Cli, RetryFlagsGiveTheWorkflowARetryPolicyAndExecuteWaitsForTheLastRun) {
+  TempDir dir;
+  Server server(dir.file("retry.db"));
+  auto connection = Connection::remote(server.address());
+  Worker worker(connection, {.task_queue = "shop", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(flaky_wf);
+  worker.start();
+  const std::string& a = server.address();
+  Output executed = cli(a,
+                        "workflow execute --type flaky --id f-1 --task-queue shop --retry-maximum-attempts 2 "
+                        "--retry-initial-interval 0.2 --retry-non-retryable-types Fatal,Bad");
+  EXPECT_EQ(executed.status, 0) << executed.out;
+  EXPECT_NE(executed.out.find("ok on attempt 2"), std::string::npos) << executed.out;
+  Output shown = cli(a, "workflow show --id f-1");
+  EXPECT_NE(shown.out.find("attempt 2 backoff 200 ms"), std::string::npos) << shown.out;
+
+  Output without = cli(a, "workflow execute --type flaky --id f-2 --task-queue shop");
+  EXPECT_EQ(without.status, 1) << "no --retry-* flag, no retry: " << without.out;
+  Output bad = cli(a, "workflow start --type flaky --id f-3 --task-queue shop --retry-backoff-coefficient 0.5");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.out.find("retry_policy.backoff_coefficient must be at least 1"), std::string::npos) << bad.out;
+  EXPECT_NE(cli(a, "--help").out.find("--retry-maximum-attempts"), std::string::npos);
+  worker.stop();
+}
+
 TEST(Cli, DeleteRemovesARunAndFreesItsIdForANewRun) {
   TempDir dir;
   Server server(dir.file("delete.db"));

@@ -35,12 +35,25 @@ std::string details(const v1::HistoryEvent& e) {
   switch (e.attributes_case()) {
     case E::kWorkflowExecutionStarted: {
       const auto& a = e.workflow_execution_started();
-      return quoted(a.workflow_type().name()) + " queue=" + a.task_queue().name() + " input=" + brief(a.input());
+      std::string line =
+          quoted(a.workflow_type().name()) + " queue=" + a.task_queue().name() + " input=" + brief(a.input());
+      if (a.attempt() > 1) line += " attempt " + std::to_string(a.attempt());
+      if (to_nanos(a.first_workflow_task_backoff()).count() > 0) {
+        line += " backoff " + std::to_string(to_nanos(a.first_workflow_task_backoff()).count() / 1'000'000) + " ms";
+      }
+      return line;
     }
     case E::kWorkflowExecutionCompleted:
       return "result=" + brief(e.workflow_execution_completed().result());
-    case E::kWorkflowExecutionFailed:
-      return "failure=" + quoted(e.workflow_execution_failed().failure().message());
+    case E::kWorkflowExecutionFailed: {
+      const auto& a = e.workflow_execution_failed();
+      return "failure=" + quoted(a.failure().message()) +
+             (a.new_execution_run_id().empty() ? "" : " retried as run " + a.new_execution_run_id());
+    }
+    case E::kWorkflowExecutionTimedOut:
+      return e.workflow_execution_timed_out().new_execution_run_id().empty()
+                 ? ""
+                 : "retried as run " + e.workflow_execution_timed_out().new_execution_run_id();
     case E::kWorkflowExecutionTerminated:
       return "reason=" + quoted(e.workflow_execution_terminated().reason());
     case E::kWorkflowExecutionContinuedAsNew:

@@ -9,9 +9,11 @@
 // (or `admin check` found damage), 2 the command line is wrong.
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -31,6 +33,9 @@ constexpr const char* kUsage = R"(usage: reprise [--address HOST:PORT] [--output
 
   workflow start      --type T --id ID --task-queue Q [--input JSON]... [--execution-timeout SECONDS]
                       [--request-id R] [--id-reuse-policy allow_duplicate|allow_duplicate_failed_only|reject_duplicate]
+                      [--retry-maximum-attempts N] [--retry-initial-interval SECONDS]
+                      [--retry-backoff-coefficient X] [--retry-maximum-interval SECONDS]
+                      [--retry-non-retryable-types TYPE,TYPE...]
   workflow execute    (as start; then waits and prints the result)
   workflow result     --id ID [--run-id R] [--timeout SECONDS]
   workflow describe   --id ID [--run-id R]
@@ -61,6 +66,12 @@ the first started ("started": false) instead of starting another, and a signal
 repeated with the same one is recorded once. By default
 each call has a fresh one. --id-reuse-policy says whether the id may start a
 new run after its last run closed (default allow_duplicate).
+Any --retry-* flag gives the workflow a retry policy (the others take the
+server's defaults: 1 s initial interval, coefficient 2, at most 100 x the initial
+interval, unlimited attempts): a run that fails or times out is retried as a new
+run of the same id after the backoff, until one succeeds, the attempts run out,
+the failure's type is listed, or the execution timeout would pass. `result` and
+`execute` wait for the last run.
 )";
 
 class UsageError : public std::runtime_error {
@@ -173,6 +184,32 @@ int print_result(Context& ctx, const std::string& id, const std::string& run_id,
   }
 }
 
+// The --retry-* flags; none given, no policy (a failed run is not retried).
+std::optional<v1::RetryPolicy> retry_policy(Flags& flags) {
+  const std::string attempts = flags.optional("retry-maximum-attempts");
+  const std::string initial = flags.optional("retry-initial-interval");
+  const std::string coefficient = flags.optional("retry-backoff-coefficient");
+  const std::string maximum = flags.optional("retry-maximum-interval");
+  const std::string types = flags.optional("retry-non-retryable-types");
+  if (attempts.empty() && initial.empty() && coefficient.empty() && maximum.empty() && types.empty()) {
+    return std::nullopt;
+  }
+  auto seconds = [](const std::string& text) {
+    return std::chrono::nanoseconds(static_cast<int64_t>(std::stod(text) * 1e9));
+  };
+  RetryPolicy policy;
+  if (!attempts.empty()) policy.maximum_attempts = std::stoi(attempts);
+  if (!initial.empty()) policy.initial_interval = seconds(initial);
+  if (!coefficient.empty()) policy.backoff_coefficient = std::stod(coefficient);
+  if (!maximum.empty()) policy.maximum_interval = seconds(maximum);
+  for (size_t begin = 0; begin < types.size();) {
+    const size_t comma = std::min(types.find(',', begin), types.size());
+    if (comma > begin) policy.non_retryable_error_types.push_back(types.substr(begin, comma - begin));
+    begin = comma + 1;
+  }
+  return policy.to_proto();
+}
+
 v1::StartWorkflowRequest start_request(Context& ctx, Flags& flags) {
   v1::StartWorkflowRequest r;
   r.set_workflow_id(flags.required("id"));
@@ -183,6 +220,7 @@ v1::StartWorkflowRequest start_request(Context& ctx, Flags& flags) {
   const std::string timeout = flags.optional("execution-timeout");
   if (!timeout.empty()) r.mutable_workflow_execution_timeout()->set_seconds(std::stoll(timeout));
   r.set_request_id(flags.optional("request-id", detail::new_request_id()));
+  if (std::optional<v1::RetryPolicy> retry = retry_policy(flags)) *r.mutable_retry_policy() = *retry;
   const std::string policy = flags.optional("id-reuse-policy");
   if (!policy.empty()) {
     std::string upper = "WORKFLOW_ID_REUSE_POLICY_";
