@@ -20,7 +20,7 @@ class PayloadError : public Error {
 };
 
 // Thrown by user code to fail an activity or workflow with a typed error;
-// `non_retryable` stops activity retries at once.
+// `non_retryable` stops activity and workflow retries at once.
 class ApplicationError : public Error {
  public:
   ApplicationError(std::string type, const std::string& message, bool non_retryable = false)
