@@ -110,7 +110,9 @@ grpc::ServerUnaryReactor* GrpcService::ListWorkflows(grpc::CallbackServerContext
 }
 grpc::ServerUnaryReactor* GrpcService::Health(grpc::CallbackServerContext* c, const v1::HealthRequest*,
                                               v1::HealthResponse* r) {
-  r->set_status("SERVING");
+  const std::string problem = engine_.server_problem();
+  r->set_status(problem.empty() ? "SERVING" : "NOT_SERVING");
+  if (!problem.empty()) r->add_problems(problem);
   r->set_version("0.1.0");
   grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
   reactor->Finish(grpc::Status::OK);

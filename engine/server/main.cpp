@@ -203,7 +203,23 @@ Flags parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Flags flags = parse(argc, argv);
+  Flags flags = parse(argc, argv);
+  // A full disk is logged once, then every 10 s with the attempts between,
+  // and once more when writes go through again (TransitionWriter).
+  flags.store.on_write_stall = [db = flags.db](const WriteStall& stall) {
+    if (stall.stalled) {
+      log::error("writes wait for room on the disk; retrying with backoff",
+                 {{"db", db},
+                  {"error", stall.error},
+                  {"for_s", std::to_string(stall.duration.count())},
+                  {"attempts", std::to_string(stall.attempts)},
+                  {"attempts_since_last_line", std::to_string(stall.unreported)}});
+    } else {
+      log::info("writes go through again", {{"db", db},
+                                            {"waited_s", std::to_string(stall.duration.count())},
+                                            {"attempts", std::to_string(stall.attempts)}});
+    }
+  };
 
   // Signals are taken synchronously by this thread, never by a handler.
   sigset_t stop_signals;

@@ -49,7 +49,13 @@ class SqliteBlobWriter final : public BlobWriter {
         full_chunks_.push_back(std::move(buffer_));
         buffer_.clear();
         if (static_cast<int64_t>(full_chunks_.size() * chunk) >= store_.options_.write_batch_bytes) {
-          REPRISE_RETURN_IF_ERROR(store_.in_transaction([this](SqliteDb& db) { return write_chunks(db); }));
+          int64_t blob_id = 0, seq = 0;
+          REPRISE_RETURN_IF_ERROR(store_.in_transaction([&](SqliteDb& db) {
+            blob_id = blob_id_;
+            seq = next_seq_;
+            return write_chunks(db, blob_id, seq);
+          }));
+          written(blob_id, seq);
         }
       }
     }
@@ -66,8 +72,12 @@ class SqliteBlobWriter final : public BlobWriter {
     info.size = size_;
     const int64_t now = to_unix_nanos(store_.clock_.now());
     // The last chunks and the publication in one transaction.
+    int64_t blob_id = 0, seq = 0;
     Status s = store_.in_transaction([&](SqliteDb& db) -> Status {
-      REPRISE_RETURN_IF_ERROR(write_chunks(db));
+      blob_id = blob_id_;
+      seq = next_seq_;
+      info.deduplicated = false;
+      REPRISE_RETURN_IF_ERROR(write_chunks(db, blob_id, seq));
       Result<Statement> touch = db.prepare("UPDATE blobs SET touched_at = ?2 WHERE sha256 = ?1 AND complete = 1");
       if (!touch) return touch.status();
       REPRISE_RETURN_IF_ERROR(touch->bind_blob(1, history::as_bytes(info.sha256)).bind(2, now).run());
@@ -75,13 +85,13 @@ class SqliteBlobWriter final : public BlobWriter {
         info.deduplicated = true;
         Result<Statement> drop = db.prepare("DELETE FROM blobs WHERE blob_id = ?1");
         if (!drop) return drop.status();
-        return drop->bind(1, blob_id_).run();
+        return drop->bind(1, blob_id).run();
       }
       Result<Statement> publish =
           db.prepare("UPDATE blobs SET sha256 = ?2, size = ?3, complete = 1, touched_at = ?4 WHERE blob_id = ?1");
       if (!publish) return publish.status();
       REPRISE_RETURN_IF_ERROR(
-          publish->bind(1, blob_id_).bind_blob(2, history::as_bytes(info.sha256)).bind(3, size_).bind(4, now).run());
+          publish->bind(1, blob_id).bind_blob(2, history::as_bytes(info.sha256)).bind(3, size_).bind(4, now).run());
       if (db.changes() == 0) return abandoned();
       return Status::ok();
     });
@@ -89,15 +99,17 @@ class SqliteBlobWriter final : public BlobWriter {
       finished_ = false;  // let the destructor drop the upload
       return s;
     }
+    written(blob_id, seq);
     return info;
   }
 
  private:
   // On the writer thread: writes the full chunks waiting, creating the
-  // upload row first. A failed transaction leaves the upload as it was.
-  Status write_chunks(SqliteDb& db) {
+  // upload row first when `blob_id` is 0; `blob_id` and `seq` move on as it
+  // writes. It changes nothing of the writer's own, so a batch tried again
+  // (the disk was full) runs it again from the same place.
+  Status write_chunks(SqliteDb& db, int64_t& blob_id, int64_t& seq) {
     const int64_t now = to_unix_nanos(store_.clock_.now());
-    int64_t blob_id = blob_id_;
     if (blob_id == 0) {
       Result<Statement> create = db.prepare(
           "INSERT INTO blobs (sha256, size, complete, touched_at) VALUES (NULL, 0, 0, ?1) "
@@ -114,16 +126,18 @@ class SqliteBlobWriter final : public BlobWriter {
       REPRISE_RETURN_IF_ERROR(touch->bind(1, blob_id).bind(2, now).run());
       if (db.changes() == 0) return abandoned();
     }
-    int64_t seq = next_seq_;
     for (const std::string& chunk : full_chunks_) {
       Result<Statement> put = db.prepare("INSERT INTO blob_chunks (blob_id, seq, data) VALUES (?1, ?2, ?3)");
       if (!put) return put.status();
       REPRISE_RETURN_IF_ERROR(put->bind(1, blob_id).bind(2, seq++).bind_blob(3, chunk).run());
     }
+    return Status::ok();
+  }
+  // The chunks write_chunks() wrote are committed.
+  void written(int64_t blob_id, int64_t seq) {
     blob_id_ = blob_id;
     next_seq_ = seq;
     full_chunks_.clear();
-    return Status::ok();
   }
 
   SqliteBlobStore& store_;
@@ -215,8 +229,10 @@ Result<GcStats> SqliteBlobStore::collect_garbage(std::chrono::nanoseconds grace)
   for (const char* sql : {kUnreferenced, kAbandoned}) {
     int64_t after = 0;
     while (true) {
-      int64_t deleted = 0, bytes = 0;
+      int64_t deleted = 0, bytes = 0, last = after;
       Status s = in_transaction([&](SqliteDb& db) -> Status {
+        deleted = bytes = 0;  // a batch tried again (the disk was full) counts afresh
+        last = after;
         Result<Statement> batch = db.prepare(sql);
         if (!batch) return batch.status();
         batch->bind(1, cutoff).bind(2, after).bind(3, options_.gc_batch);
@@ -224,12 +240,13 @@ Result<GcStats> SqliteBlobStore::collect_garbage(std::chrono::nanoseconds grace)
           Result<bool> row = batch->step();
           if (!row) return row.status();
           if (!*row) return Status::ok();
-          after = std::max(after, batch->column_int(0));
+          last = std::max(last, batch->column_int(0));
           deleted += 1;
           bytes += batch->column_int(1);
         }
       });
       if (!s.is_ok()) return s;
+      after = last;
       if (sql == kUnreferenced) {
         stats.blobs_deleted += deleted;
         stats.bytes_freed += bytes;

@@ -230,6 +230,7 @@ Status SqliteDb::error(int rc, std::string_view what) const {
       msg += ": " + why;
       code = StatusCode::kResourceExhausted;
     }
+    out_of_space_ = (rc & 0xff) == SQLITE_FULL || !why.empty();
   }
   if (!what.empty()) {
     msg += " (";

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "history/status.hpp"
 
@@ -99,6 +100,10 @@ class SqliteDb {
   // A Status for the connection's last error: its code mapped to ours and a
   // message naming the file, "what" and SQLite's explanation.
   Status error(int rc, std::string_view what) const;
+  // Whether an error since the last call was the disk (or the file size
+  // limit) having no room for a write; clears it.
+  bool take_out_of_space() { return std::exchange(out_of_space_, false); }
+  bool out_of_space() const { return out_of_space_; }
 
   sqlite3* handle() { return db_; }
 
@@ -109,6 +114,7 @@ class SqliteDb {
   sqlite3* db_;
   std::string path_;
   std::map<const char*, sqlite3_stmt*> cache_;
+  mutable bool out_of_space_ = false;  // set by error()
 };
 
 }  // namespace reprise::engine

@@ -175,7 +175,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
   for (auto& reader : readers) reader->count_commits(commits.get());
 
   auto pool = std::make_unique<ReadPool>(std::move(readers));
-  auto tw = std::make_unique<TransitionWriter>(std::move(*writer), options.max_batch, std::move(options.fault_hook));
+  auto tw = std::make_unique<TransitionWriter>(std::move(*writer), options.max_batch, std::move(options.fault_hook),
+                                               options.wait_when_full, std::move(options.on_write_stall));
   auto blobs = std::make_unique<SqliteBlobStore>(*tw, *pool, clock, options.blobs);
   return std::unique_ptr<SqliteStore>(
       new SqliteStore(path, report, std::move(commits), std::move(pool), std::move(tw), std::move(blobs)));

@@ -35,6 +35,10 @@ struct StoreOptions {
   // truncation; a missing file is always created.
   bool init_empty_file = false;
   BlobStoreOptions blobs{};
+  // A write the disk has no room for waits and is tried again once there
+  // is (TransitionWriter), or with false fails with RESOURCE_EXHAUSTED at once.
+  bool wait_when_full = true;
+  StallReport on_write_stall{};  // hears of writes waiting for room, rate-limited
   FaultHook fault_hook{};        // tests only
   const Clock* clock = nullptr;  // defaults to the system clock
 };
@@ -71,6 +75,7 @@ class SqliteStore final : public Store {
   Result<std::vector<ClosedRun>> closed_runs(TimePoint closed_before, const std::optional<ClosedRun>& after,
                                              int limit) override;
   BlobStore& blobs() override { return *blobs_; }
+  std::string write_problem() const override { return writer_->problem(); }
 
   TransitionWriter::Stats writer_stats() const { return writer_->stats(); }
   // SQLite transactions committed on the file by this store, every

@@ -78,6 +78,9 @@ class Store {
                                                      int limit) = 0;
 
   virtual BlobStore& blobs() = 0;
+  // "" while writes go through; otherwise why they wait (a full disk), and
+  // since when: what describe and the health status report.
+  virtual std::string write_problem() const { return ""; }
 };
 
 }  // namespace reprise::engine

@@ -29,10 +29,13 @@ Status explain_lost_update(SqliteDb& db, const ExecutionWrite& w) {
 
 }  // namespace
 
-TransitionWriter::TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, FaultHook fault_hook)
+TransitionWriter::TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, FaultHook fault_hook,
+                                   bool wait_when_full, StallReport report)
     : db_(std::move(db)),
       max_batch_(max_batch < 1 ? 1 : max_batch),
       fault_hook_(std::move(fault_hook)),
+      wait_when_full_(wait_when_full),
+      report_(std::move(report)),
       thread_([this] { run(); }) {}
 
 TransitionWriter::~TransitionWriter() {
@@ -73,6 +76,11 @@ TransitionWriter::Stats TransitionWriter::stats() const {
   return stats_;
 }
 
+std::string TransitionWriter::problem() const {
+  std::lock_guard lock(mu_);
+  return problem_;
+}
+
 void TransitionWriter::run() {
   std::deque<Pending> batch;
   while (true) {
@@ -91,6 +99,69 @@ void TransitionWriter::run() {
 }
 
 void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
+  std::vector<Result<CommitResult>> outcomes = attempt_batch(batch);
+  bool closing = false;
+  while (!closing && db_->take_out_of_space() && wait_when_full_) {
+    // Every outcome carries the batch's failure.
+    closing = !wait_for_space(outcomes.front().status());
+    if (!closing) outcomes = attempt_batch(batch);
+  }
+  if (stall_.stalled && !closing) end_stall();
+
+  int64_t transitions = 0, jobs = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (outcomes[i].is_ok()) ++(batch[i].job ? jobs : transitions);
+  }
+  {
+    std::lock_guard lock(mu_);
+    stats_.transitions += transitions;
+    stats_.jobs += jobs;
+    stats_.batches += transitions + jobs > 0 ? 1 : 0;
+  }
+  for (size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(outcomes[i]));
+}
+
+bool TransitionWriter::wait_for_space(const Status& error) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!stall_.stalled) {
+    stall_ = WriteStall{true, "", 0, 0, std::chrono::seconds(0)};
+    stall_began_ = now;
+  }
+  ++stall_.attempts;
+  ++stall_.unreported;
+  stall_.error = error.to_string();
+  stall_.duration = std::chrono::duration_cast<std::chrono::seconds>(now - stall_began_);
+  {
+    std::lock_guard lock(mu_);
+    problem_ = "the store cannot write (" + stall_.error + ") for " + std::to_string(stall_.duration.count()) +
+               " s; every write waits and is tried again (" + std::to_string(stall_.attempts) + " attempts so far)";
+  }
+  if (stall_.attempts == 1 || now - last_report_ >= std::chrono::seconds(10)) {
+    if (report_) report_(stall_);
+    stall_.unreported = 0;
+    last_report_ = now;
+  }
+  // What a checkpoint frees goes back to the file system: the WAL is the
+  // file that grew. It fails while the disk is full, and that is fine.
+  (void)db_->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  (void)db_->take_out_of_space();
+  const auto delay = std::min<std::chrono::milliseconds>(
+      std::chrono::milliseconds(int64_t{100} << std::min<int64_t>(stall_.attempts - 1, 7)), std::chrono::seconds(10));
+  std::unique_lock lock(mu_);
+  return !cv_.wait_for(lock, delay, [this] { return stopping_; });
+}
+
+void TransitionWriter::end_stall() {
+  stall_.stalled = false;
+  stall_.duration = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - stall_began_);
+  {
+    std::lock_guard lock(mu_);
+    problem_.clear();
+  }
+  if (report_) report_(stall_);
+}
+
+std::vector<Result<CommitResult>> TransitionWriter::attempt_batch(std::deque<Pending>& batch) {
   std::vector<Result<CommitResult>> outcomes;
   outcomes.reserve(batch.size());
   auto fail_all = [&](const Status& s) { outcomes.assign(batch.size(), Result<CommitResult>(s)); };
@@ -108,9 +179,11 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
         outcomes.emplace_back(std::move(result));
         continue;
       }
-      if (!db_->in_transaction()) {
-        // SQLite rolled the whole transaction back (disk full, I/O error):
-        // nothing of this batch is written, so nothing of it may succeed.
+      if (!db_->in_transaction() || db_->out_of_space()) {
+        // SQLite rolled the whole transaction back (I/O error), or the disk
+        // is full: nothing of this batch is written, so nothing of it may
+        // succeed (and all of it is tried again once there is room).
+        if (db_->in_transaction()) (void)db_->exec("ROLLBACK");
         fail_all(s);
         break;
       }
@@ -136,17 +209,7 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
     }
   }
 
-  int64_t transitions = 0, jobs = 0;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (outcomes[i].is_ok()) ++(batch[i].job ? jobs : transitions);
-  }
-  {
-    std::lock_guard lock(mu_);
-    stats_.transitions += transitions;
-    stats_.jobs += jobs;
-    stats_.batches += transitions + jobs > 0 ? 1 : 0;
-  }
-  for (size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(outcomes[i]));
+  return outcomes;
 }
 
 Status TransitionWriter::apply(const Transition& t, CommitResult& result) {

@@ -11,9 +11,20 @@
 // connection, nothing competes with the writer for SQLite's write lock, and a
 // blob's rows share the batch's fsync.
 //
+// A batch the disk has no room for (SQLITE_FULL, or a full disk or file size
+// limit behind an I/O error) is not failed: the writer checkpoints the WAL
+// with TRUNCATE (what the checkpoint frees goes back to the file system),
+// waits, and tries the same batch again, backing off from 100 ms to 10 s,
+// until it goes through or the store closes. Everything queued waits
+// meanwhile: nothing acknowledged is lost, and nothing is failed that a freed
+// disk would let through. problem() says so, and `report` hears of it at the
+// first failure, every 10 s after (with the attempts in between) and once
+// writes go through again.
+//
 // Thread safety: submit() from any thread; callbacks run on the writer thread.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -33,9 +44,21 @@ namespace reprise::engine {
 enum class FaultPoint { kBeforeCommit, kAfterCommit };
 using FaultHook = std::function<Status(FaultPoint)>;
 
+struct WriteStall {
+  bool stalled = false;              // false: writes went through again
+  std::string error;                 // the last failure
+  int64_t attempts = 0;              // failed attempts since the stall began
+  int64_t unreported = 0;            // of which since the previous report
+  std::chrono::seconds duration{0};  // since the stall began
+};
+using StallReport = std::function<void(const WriteStall&)>;
+
 class TransitionWriter {
  public:
-  TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, FaultHook fault_hook);
+  // With `wait_when_full` false, a batch the disk has no room for fails
+  // with RESOURCE_EXHAUSTED at once (tools, and tests of that failure).
+  TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, FaultHook fault_hook, bool wait_when_full = true,
+                   StallReport report = nullptr);
   // Drains the queue (every queued transition is committed or failed), then
   // stops the thread.
   ~TransitionWriter();
@@ -54,6 +77,8 @@ class TransitionWriter {
     int64_t jobs = 0;         // submit_job() writes committed
   };
   Stats stats() const;
+  // "" while writes go through; otherwise why they wait, and since when.
+  std::string problem() const;
 
  private:
   struct Pending {
@@ -64,6 +89,11 @@ class TransitionWriter {
 
   void run();
   void commit_batch(std::deque<Pending>& batch);
+  std::vector<Result<CommitResult>> attempt_batch(std::deque<Pending>& batch);
+  // After a batch failed for want of space: checkpoint, report, back off.
+  // False once the store is closing (the batch fails then).
+  bool wait_for_space(const Status& error);
+  void end_stall();
   Status apply(const Transition& t, CommitResult& result);
   Status apply_execution(const ExecutionWrite& w, CommitResult& result);
   Status apply_current_run(const CurrentRunWrite& w);
@@ -80,6 +110,12 @@ class TransitionWriter {
   std::unique_ptr<SqliteDb> db_;
   const int max_batch_;
   FaultHook fault_hook_;
+  const bool wait_when_full_;
+  StallReport report_;
+  // The stall in progress (writer thread); problem_ is read by others.
+  WriteStall stall_;
+  std::chrono::steady_clock::time_point stall_began_, last_report_;
+  std::string problem_;  // under mu_
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -1,0 +1,158 @@
+// A full disk, for real: the store on a tmpfs of 8 MiB, filled by the test.
+// Writes wait (and are reported, rate-limited) instead of failing, describe
+// says why, and once space is back every acknowledged workflow goes on.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <future>
+
+#include "engine_fixture.hpp"
+
+namespace reprise::engine {
+namespace {
+
+class DiskFullTest : public ::testing::Test {
+ public:
+  void SetUp() override {
+    log::set_level(log::Level::kOff);  // the stall is what the reports below count
+    if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root (CI runs the tests as root)";
+    disk_ = dir_.file("disk");
+    ASSERT_EQ(::mkdir(disk_.c_str(), 0755), 0) << std::strerror(errno);
+    if (::mount("tmpfs", disk_.c_str(), "tmpfs", 0, "size=8m") != 0) {
+      GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+    }
+    mounted_ = true;
+    StoreOptions options;
+    options.on_write_stall = [this](const WriteStall& stall) {
+      std::lock_guard lock(mu_);
+      reports_.push_back(stall);
+    };
+    auto store = SqliteStore::open(disk_ + "/engine.db", options);
+    ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+    store_ = std::move(store).value();
+    EngineOptions engine_options;
+    engine_options.poll_timeout = 300ms;
+    auto engine = Engine::start(*store_, engine_options);
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    engine_ = std::move(engine).value();
+  }
+  void TearDown() override {
+    engine_.reset();
+    store_.reset();
+    if (mounted_) ::umount2(disk_.c_str(), MNT_DETACH);
+  }
+
+  // Empties the WAL (so the next commits must grow it), then fills the disk.
+  void fill_disk() {
+    {
+      auto db = SqliteDb::open(disk_ + "/engine.db", false, Durability::kFull);
+      ASSERT_TRUE(db.is_ok());
+      ASSERT_TRUE((*db)->exec("PRAGMA wal_checkpoint(TRUNCATE)").is_ok());
+    }
+    const int fd = ::open((disk_ + "/filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    const std::string block(64 << 10, 'f');
+    while (::write(fd, block.data(), block.size()) > 0) {
+    }
+    ::close(fd);
+  }
+  void free_disk() { ASSERT_EQ(::unlink((disk_ + "/filler").c_str()), 0); }
+
+  std::vector<WriteStall> reports() {
+    std::lock_guard lock(mu_);
+    return reports_;
+  }
+
+  template <typename Resp, typename Req>
+  Result<Resp> call(void (Engine::*method)(Req, Reply<Resp>), Req request) {
+    std::promise<Result<Resp>> done;
+    (engine_.get()->*method)(std::move(request), [&done](Result<Resp> r) { done.set_value(std::move(r)); });
+    return done.get_future().get();
+  }
+  v1::DescribeWorkflowResponse describe(const std::string& workflow_id) {
+    v1::DescribeWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    auto d = call(&Engine::describe_workflow, r);
+    EXPECT_TRUE(d.is_ok()) << d.status().to_string();
+    return d.is_ok() ? *d : v1::DescribeWorkflowResponse();
+  }
+
+ protected:
+  testing::TempDir dir_;
+  std::string disk_;
+  bool mounted_ = false;
+  std::mutex mu_;
+  std::vector<WriteStall> reports_;
+  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(DiskFullTest, WritesWaitWhileTheDiskIsFullAndEveryAcknowledgedWorkflowGoesOnOnceSpaceIsBack) {
+  constexpr int kWorkflows = 20;
+  for (int i = 0; i < kWorkflows; ++i) {
+    v1::StartWorkflowRequest r;
+    r.set_workflow_id("wf-" + std::to_string(i));
+    r.mutable_workflow_type()->set_name("hello");
+    r.mutable_task_queue()->set_name("greetings");
+    ASSERT_TRUE(call(&Engine::start_workflow, r).is_ok());
+  }
+  fill_disk();
+
+  // Each signal needs room in the WAL: it waits rather than fails.
+  std::vector<std::future<Status>> signaled;
+  for (int i = 0; i < kWorkflows; ++i) {
+    v1::SignalWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id("wf-" + std::to_string(i));
+    r.set_signal_name("poke");
+    r.mutable_input()->add_payloads()->set_data(std::string(8 << 10, 'p'));
+    auto answer = std::make_shared<std::promise<Status>>();
+    signaled.push_back(answer->get_future());
+    engine_->signal_workflow(r, [answer](Result<v1::SignalWorkflowResponse> out) { answer->set_value(out.status()); });
+  }
+  std::this_thread::sleep_for(1500ms);
+  for (auto& s : signaled) {
+    ASSERT_EQ(s.wait_for(0s), std::future_status::timeout) << "failed instead of waiting: " << s.get().to_string();
+  }
+  const std::string problem = describe("wf-0").server_problem();
+  EXPECT_NE(problem.find("cannot write"), std::string::npos) << "describe gives no hint: '" << problem << "'";
+  EXPECT_NE(problem.find("full"), std::string::npos) << problem;
+  EXPECT_EQ(engine_->server_problem(), problem);
+  ASSERT_EQ(reports().size(), 1u) << "one report at the first failure, the next after 10 s";
+  EXPECT_TRUE(reports()[0].stalled);
+
+  free_disk();
+  for (auto& s : signaled) {
+    ASSERT_EQ(s.wait_for(15s), std::future_status::ready) << "a write still waits with space back";
+    EXPECT_TRUE(s.get().is_ok());
+  }
+  EXPECT_EQ(describe("wf-0").server_problem(), "");
+  ASSERT_GE(reports().size(), 2u);
+  EXPECT_FALSE(reports().back().stalled) << "no report that writes go through again";
+
+  // Every workflow started before the disk filled goes on to complete.
+  for (int done = 0; done < kWorkflows;) {
+    v1::PollWorkflowTaskRequest poll;
+    poll.mutable_task_queue()->set_name("greetings");
+    std::promise<Result<v1::PollWorkflowTaskResponse>> polled;
+    engine_->poll_workflow_task(poll, [&polled](Result<v1::PollWorkflowTaskResponse> r) { polled.set_value(r); });
+    auto task = polled.get_future().get();
+    ASSERT_TRUE(task.is_ok()) << task.status().to_string();
+    ASSERT_FALSE(task->task_token().empty()) << done << " of " << kWorkflows << " completed, then no task";
+    v1::CompleteWorkflowTaskRequest complete;
+    complete.set_task_token(task->task_token());
+    auto* c = complete.add_commands();
+    c->set_command_type(v1::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION);
+    c->mutable_complete_workflow_execution();
+    ASSERT_TRUE(call(&Engine::complete_workflow_task, complete).is_ok());
+    ++done;
+  }
+  for (int i = 0; i < kWorkflows; ++i) {
+    EXPECT_EQ(describe("wf-" + std::to_string(i)).info().status(), v1::WORKFLOW_EXECUTION_STATUS_COMPLETED) << i;
+  }
+}
+
+}  // namespace
+}  // namespace reprise::engine
