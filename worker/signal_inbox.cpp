@@ -4,34 +4,15 @@
 
 namespace reprise::worker {
 
-// A wait that knows where its value came from, to give it back unread.
-struct SignalInbox::Wait final : detail::Pending {
-  std::weak_ptr<Buffer> buffer;  // gone once the instance is
-  int64_t event_id = 0;          // of the value it holds
-
-  ~Wait() { give_back(); }
-  void give_back() {
-    if (!ready || canceled || value_taken || event_id == 0) return;
-    if (auto b = buffer.lock()) b->values[name].emplace(event_id, std::move(result));
-    event_id = 0;
-  }
-};
-
-SignalInbox::SignalInbox() : buffer_(std::make_shared<Buffer>()) {}
+SignalInbox::SignalInbox() : buffer_(std::make_shared<SignalBuffer>()) {}
 
 std::shared_ptr<detail::Pending> SignalInbox::wait(const std::string& name, detail::WorkflowCore* core,
                                                    bool cancellable) {
-  auto wait = std::make_shared<Wait>();
-  wait->kind = detail::Pending::Kind::kSignal;
-  wait->name = name;
-  wait->cancellable = cancellable;
-  wait->core = core;
-  wait->buffer = buffer_;
+  auto wait = std::make_shared<SignalWaitMachine>(name, cancellable, core, buffer_);
   auto buffered = buffer_->values.find(name);
   if (buffered != buffer_->values.end()) {
     auto oldest = buffered->second.begin();
-    wait->event_id = oldest->first;
-    wait->result = std::move(oldest->second);
+    wait->receive(oldest->first, oldest->second);
     wait->ready = true;
     buffered->second.erase(oldest);
     if (buffered->second.empty()) buffer_->values.erase(buffered);
@@ -50,11 +31,9 @@ std::shared_ptr<detail::Pending> SignalInbox::deliver(const std::string& name, i
   while (waits != waits_.end() && !waits->second.empty()) {
     std::shared_ptr<detail::Pending> alive = waits->second.front().lock();
     waits->second.pop_front();
-    if (!alive) continue;  // dropped before a value came
+    // Dropped before a value came, or no longer waiting: the next one.
+    if (!alive || !static_cast<SignalWaitMachine&>(*alive).receive(event_id, value)) continue;
     if (waits->second.empty()) waits_.erase(waits);
-    auto* wait = static_cast<Wait*>(alive.get());
-    wait->event_id = event_id;
-    wait->result = std::move(value);
     return alive;
   }
   if (waits != waits_.end()) waits_.erase(waits);
@@ -63,6 +42,7 @@ std::shared_ptr<detail::Pending> SignalInbox::deliver(const std::string& name, i
 }
 
 void SignalInbox::withdraw(const std::shared_ptr<detail::Pending>& pending) {
+  static_cast<SignalWaitMachine&>(*pending).cancel();
   auto waits = waits_.find(pending->name);
   if (waits != waits_.end()) {
     std::erase_if(waits->second, [&](const std::weak_ptr<detail::Pending>& w) {

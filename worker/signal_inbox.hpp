@@ -1,9 +1,10 @@
-// SignalInbox: the signals a workflow has received and its waits for them.
-// A value goes to the oldest wait still alive for its name, or is buffered,
-// in history order, until the code asks. A wait dropped (its last future
-// destroyed) before a value came is forgotten, so it cannot swallow the next
-// signal; one dropped while its value is unread gives the value back to the
-// buffer at its place in history. None is lost or doubled.
+// SignalInbox: the signals a workflow has received and its waits for them
+// (each a SignalWaitMachine). A value goes to the oldest wait still alive for
+// its name, or is buffered, in history order, until the code asks. A wait
+// dropped (its last future destroyed) before a value came is forgotten, so it
+// cannot swallow the next signal; one dropped while its value is unread gives
+// the value back to the buffer at its place in history. None is lost or
+// doubled.
 //
 // Thread safety: none; the workflow instance's thread only.
 #pragma once
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "reprise/detail/core.hpp"
+#include "worker/machines/signal_wait_machine.hpp"
 
 namespace reprise::worker {
 
@@ -39,12 +41,7 @@ class SignalInbox {
   size_t approximate_bytes(size_t per_wait) const;
 
  private:
-  struct Buffer {
-    std::map<std::string, std::map<int64_t, v1::Payloads>> values;  // by name, then event id
-  };
-  struct Wait;
-
-  std::shared_ptr<Buffer> buffer_;
+  std::shared_ptr<SignalBuffer> buffer_;
   // Weak: a wait lives as long as the futures (and any()) that hold it.
   std::map<std::string, std::list<std::weak_ptr<detail::Pending>>> waits_;
 };
