@@ -279,6 +279,23 @@ TEST(WorkflowRetry, TheBackoffSurvivesAKill9) {
   EXPECT_EQ(describe(restarted.stub(), "durable").info().status(), v1::WORKFLOW_EXECUTION_STATUS_COMPLETED);
 }
 
+TEST(WorkflowRetry, ASignalDuringTheBackoffWaitsForTheRetrysFirstTask) {
+  TempDir dir;
+  Server server(dir.file("retry.db"));
+  start(server.stub(), retried_start("signaled", policy(1500, 2.0, 0)));
+  auto task = next_workflow_task(server.stub());
+  ASSERT_TRUE(complete(server.stub(), task.task_token(), {fail_with("Boom")}).ok());
+  ASSERT_TRUE(poke(server.stub(), "signaled").ok()) << "the id's current run is the retry, open";
+  EXPECT_TRUE(poll_workflow(server.stub()).task_token().empty()) << "the signal did not cut the backoff short";
+  task = next_workflow_task(server.stub());
+  EXPECT_EQ(started_of(task).attempt(), 2);
+  EXPECT_EQ(count_events(history_of(server.stub(), "signaled"), v1::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED), 1);
+  const auto& events = task.history().events();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const v1::HistoryEvent& e) {
+    return e.has_workflow_execution_signaled();
+  })) << "the first task sees the signal";
+}
+
 TEST(WorkflowRetry, AParentSeesOnlyTheLastRunOfItsRetriedChild) {
   TempDir dir;
   Server server(dir.file("retry.db"));
