@@ -87,7 +87,7 @@ ApplyResult WorkflowInstance::apply_events(const v1::History& events, bool run_l
       info_.history_size_bytes = e.workflow_task_started().history_size_bytes();
       info_.continue_as_new_suggested = e.workflow_task_started().suggest_continue_as_new();
       if (i > 0 && events.events(i - 1).has_workflow_task_scheduled()) {
-        info_.attempt = events.events(i - 1).workflow_task_scheduled().attempt();
+        info_.workflow_task_attempt = events.events(i - 1).workflow_task_scheduled().attempt();
       }
       REPRISE_RETURN_IF_ERROR(activate());
       if (last) {
@@ -247,6 +247,7 @@ Status WorkflowInstance::apply_workflow_event(const v1::HistoryEvent& e) {
   switch (e.attributes_case()) {
     case v1::HistoryEvent::kWorkflowExecutionStarted: {
       input_ = e.workflow_execution_started().input();
+      info_.attempt = std::max(1, e.workflow_execution_started().attempt());
       now_ = to_time(e.event_time());
       // FNV-1a, not std::hash: the seed must be the same for every build.
       uint64_t seed = 14695981039346656037ull;
