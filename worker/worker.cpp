@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "history/status.hpp"
 #include "worker/sticky_cache.hpp"
 #include "worker/task_history.hpp"
 #include "worker/task_pool.hpp"
@@ -183,8 +184,17 @@ std::optional<Worker::TaskFailure> Worker::complete_workflow_task(const v1::Poll
   lease.release(keep ? std::move(instance) : nullptr);
   try {
     connection_->complete_workflow_task(done);
-  } catch (...) {
+  } catch (const RpcError& e) {
     // Not recorded: the kept instance is ahead of history and must not serve the retry.
+    cache_->evict(run_id);
+    // FAILED_PRECONDITION: the server took the answer and applied none of
+    // it because the task is over on its side (events arrived while the
+    // workflow tried to close, and a fresh task will deliver them; or the
+    // run closed). Failing the task again would only be refused.
+    if (e.code() != static_cast<int>(StatusCode::kFailedPrecondition)) throw;
+    std::fprintf(stderr, "level=info msg=\"workflow task answer not applied\" workflow_id=%s run_id=%s reason=\"%s\"\n",
+                 task.workflow_execution().workflow_id().c_str(), run_id.c_str(), e.what());
+  } catch (...) {
     cache_->evict(run_id);
     throw;
   }

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "reprise/client.hpp"
@@ -29,15 +30,19 @@ Workflow<int64_t> sum_of_signals(WorkflowContext& ctx, int64_t count) {
 inline constexpr WorkflowDef<&sum_of_signals> sum_wf{"sum_of_signals"};
 
 // Passes every call through; workflow-task answers return `delay` after
-// the engine took them, and history fetches (a sticky task that missed the
-// cache and replays) are counted.
+// the engine took them (`before_answer` runs first, if set), and history
+// fetches (a sticky task that missed the cache and replays) and workflow
+// tasks the worker failed are counted.
 class SlowAnswers final : public Connection {
  public:
   SlowAnswers(std::shared_ptr<Connection> inner, std::chrono::milliseconds delay)
       : inner_(std::move(inner)), delay_(delay) {}
   int history_fetches() const { return history_fetches_.load(); }
+  int failed_tasks() const { return failed_tasks_.load(); }
+  std::function<void(const v1::CompleteWorkflowTaskRequest&)> before_answer;
 
   void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+    if (before_answer) before_answer(r);
     inner_->complete_workflow_task(r);
     std::this_thread::sleep_for(delay_);
   }
@@ -65,7 +70,10 @@ class SlowAnswers final : public Connection {
   v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
     return inner_->poll_workflow_task(r);
   }
-  void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override { inner_->fail_workflow_task(r); }
+  void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override {
+    ++failed_tasks_;
+    inner_->fail_workflow_task(r);
+  }
   v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
     return inner_->poll_activity_task(r);
   }
@@ -82,6 +90,7 @@ class SlowAnswers final : public Connection {
   std::shared_ptr<Connection> inner_;
   std::chrono::milliseconds delay_;
   std::atomic<int> history_fetches_{0};
+  std::atomic<int> failed_tasks_{0};
 };
 
 struct TempDatabase {
@@ -118,6 +127,32 @@ TEST(StickyCache, ARunReceivingSignalsFastIsServedFromTheCacheWithEverySignalCou
   for (auto& run : runs) EXPECT_EQ(run.result(30s), kSignals * (kSignals + 1) / 2) << "a signal lost or doubled";
   worker.stop();
   EXPECT_LE(slow->history_fetches(), 1) << "sticky tasks replayed from history instead of using the cache";
+}
+
+Workflow<int64_t> first_signal_or_zero(WorkflowContext&) { co_return 0; }
+inline constexpr WorkflowDef<&first_signal_or_zero> closes_at_once_wf{"closes_at_once"};
+
+TEST(StickyCache, AnAnswerTheServerSetAsideForNewEventsIsNotFailedAgain) {
+  TempDatabase db;
+  auto embedded = Connection::embedded((db.dir / "aside.db").string());
+  auto observed = std::make_shared<SlowAnswers>(embedded, 0ms);
+  Client client(embedded);
+  // A signal lands while the workflow's first task runs, just before its
+  // answer closes the run: the server records WorkflowTaskFailed
+  // (UNHANDLED_EVENTS), refuses the answer with FAILED_PRECONDITION and
+  // hands out a fresh task, which closes the run.
+  std::atomic<bool> signaled{false};
+  observed->before_answer = [&](const v1::CompleteWorkflowTaskRequest&) {
+    if (!signaled.exchange(true)) client.signal("aside", add, int64_t{7});
+  };
+  Worker worker(observed, {.task_queue = "aside", .workflow_threads = 1, .workflow_pollers = 1});
+  worker.register_workflow(closes_at_once_wf);
+  worker.start();
+  auto run = client.start(closes_at_once_wf, {.id = "aside", .task_queue = "aside"});
+  EXPECT_EQ(run.result(30s), 0);
+  worker.stop();
+  EXPECT_TRUE(signaled);
+  EXPECT_EQ(observed->failed_tasks(), 0) << "the server had failed the task itself; failing it again is refused";
 }
 
 }  // namespace
