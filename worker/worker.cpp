@@ -187,11 +187,11 @@ std::optional<Worker::TaskFailure> Worker::complete_workflow_task(const v1::Poll
   } catch (const RpcError& e) {
     // Not recorded: the kept instance is ahead of history and must not serve the retry.
     cache_->evict(run_id);
-    // FAILED_PRECONDITION: the server took the answer and applied none of
-    // it because the task is over on its side (events arrived while the
-    // workflow tried to close, and a fresh task will deliver them; or the
-    // run closed). Failing the task again would only be refused.
-    if (e.code() != static_cast<int>(StatusCode::kFailedPrecondition)) throw;
+    // ABORTED: the server took the answer and applied none of it because
+    // events arrived while the workflow tried to close; it failed the task
+    // itself and a fresh task will deliver them. Failing the task again
+    // would only be refused.
+    if (e.code() != static_cast<int>(StatusCode::kAborted)) throw;
     std::fprintf(stderr, "level=info msg=\"workflow task answer not applied\" workflow_id=%s run_id=%s reason=\"%s\"\n",
                  task.workflow_execution().workflow_id().c_str(), run_id.c_str(), e.what());
   } catch (...) {

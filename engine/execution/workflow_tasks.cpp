@@ -264,7 +264,9 @@ Status MutableState::reject_closing_completion(const std::string& identity) {
   state_.clear_workflow_task();
   state_.set_workflow_task_attempt(1);
   flush_buffered_events();
-  rejection_ = Status::failed_precondition(
+  // ABORTED, not FAILED_PRECONDITION: the worker drops such a task quietly,
+  // while a completion refused for what it asks still fails its task.
+  rejection_ = Status::aborted(
       std::to_string(arrived) +
       " new event(s) arrived while the workflow task ran; its commands were not applied and a new workflow task "
       "will deliver the events");

@@ -460,7 +460,7 @@ TEST_F(MutableStateTest, AWorkflowCannotCloseOverEventsItHasNotSeen) {
   const std::string wft = take(TaskKind::kWorkflowTask);
   ASSERT_TRUE(complete_activity(at, "paid").is_ok());
   const Status rejected = complete(wft, {complete_workflow("early")});
-  EXPECT_EQ(rejected.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(rejected.code(), StatusCode::kAborted);
   EXPECT_NE(rejected.message().find("2 new event(s) arrived"), std::string::npos) << rejected.to_string();
   EXPECT_EQ(state(k).status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
 

@@ -139,7 +139,7 @@ TEST(StickyCache, AnAnswerTheServerSetAsideForNewEventsIsNotFailedAgain) {
   Client client(embedded);
   // A signal lands while the workflow's first task runs, just before its
   // answer closes the run: the server records WorkflowTaskFailed
-  // (UNHANDLED_EVENTS), refuses the answer with FAILED_PRECONDITION and
+  // (UNHANDLED_EVENTS), refuses the answer with ABORTED and
   // hands out a fresh task, which closes the run.
   std::atomic<bool> signaled{false};
   observed->before_answer = [&](const v1::CompleteWorkflowTaskRequest&) {
