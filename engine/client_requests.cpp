@@ -265,7 +265,6 @@ void Engine::describe_blocking(v1::DescribeWorkflowRequest request, Reply<v1::De
   }
   out.set_workflow_task_attempt(state.workflow_task_attempt());
   out.set_server_problem(store_.write_problem());
-  out.set_server_problem(store_.write_problem());
   reply(out);
 }
 

@@ -183,10 +183,6 @@ class Engine {
   // cannot write: a full disk), for describe and the health status.
   std::string server_problem() const { return store_.write_problem(); }
 
-  // "" while the server makes progress; otherwise why it cannot (its store
-  // cannot write: a full disk), for describe and the health status.
-  std::string server_problem() const { return store_.write_problem(); }
-
   // Looks for due timers now (tests that move a ManualClock call this).
   void check_timers();
   // One retention pass now, over every run closed longer ago than the
