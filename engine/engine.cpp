@@ -76,6 +76,9 @@ void Engine::shutdown() {
     if (closing_) return;
     closing_ = true;
   }
+  // Commits waiting for room on a full disk fail instead of holding the
+  // operations below (and so this shutdown) until the disk has room.
+  store_.stop_waiting_for_space();
   matching_.shutdown();  // parked polls answer empty
   {
     std::lock_guard lock(timer_mu_);

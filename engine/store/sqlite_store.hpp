@@ -76,6 +76,7 @@ class SqliteStore final : public Store {
                                              int limit) override;
   BlobStore& blobs() override { return *blobs_; }
   std::string write_problem() const override { return writer_->problem(); }
+  void stop_waiting_for_space() override { writer_->stop_waiting_for_space(); }
 
   TransitionWriter::Stats writer_stats() const { return writer_->stats(); }
   // SQLite transactions committed on the file by this store, every

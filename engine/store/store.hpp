@@ -81,6 +81,10 @@ class Store {
   // "" while writes go through; otherwise why they wait (a full disk), and
   // since when: what describe and the health status report.
   virtual std::string write_problem() const { return ""; }
+  // Writes waiting for room on the disk fail now with the disk's error, and
+  // so does every write that meets a full disk until one gets through: what
+  // a shutdown calls, so it never waits for the disk.
+  virtual void stop_waiting_for_space() {}
 };
 
 }  // namespace reprise::engine

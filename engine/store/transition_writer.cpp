@@ -107,6 +107,10 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
     if (!closing) outcomes = attempt_batch(batch);
   }
   if (stall_.stalled && !closing) end_stall();
+  if (!closing) {
+    std::lock_guard lock(mu_);
+    give_up_waiting_ = false;  // the disk takes writes again
+  }
 
   int64_t transitions = 0, jobs = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -148,7 +152,15 @@ bool TransitionWriter::wait_for_space(const Status& error) {
   const auto delay = std::min<std::chrono::milliseconds>(
       std::chrono::milliseconds(int64_t{100} << std::min<int64_t>(stall_.attempts - 1, 7)), std::chrono::seconds(10));
   std::unique_lock lock(mu_);
-  return !cv_.wait_for(lock, delay, [this] { return stopping_; });
+  return !cv_.wait_for(lock, delay, [this] { return stopping_ || give_up_waiting_; });
+}
+
+void TransitionWriter::stop_waiting_for_space() {
+  {
+    std::lock_guard lock(mu_);
+    give_up_waiting_ = true;
+  }
+  cv_.notify_all();
 }
 
 void TransitionWriter::end_stall() {

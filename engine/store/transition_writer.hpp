@@ -79,6 +79,9 @@ class TransitionWriter {
   Stats stats() const;
   // "" while writes go through; otherwise why they wait, and since when.
   std::string problem() const;
+  // A batch waiting for room fails now, and so does every batch that meets
+  // a full disk until one gets through (Store::stop_waiting_for_space).
+  void stop_waiting_for_space();
 
  private:
   struct Pending {
@@ -121,6 +124,7 @@ class TransitionWriter {
   std::condition_variable cv_;
   std::deque<Pending> queue_;
   bool stopping_ = false;
+  bool give_up_waiting_ = false;  // set by stop_waiting_for_space(), cleared when a batch gets through
   Stats stats_;
   std::thread thread_;  // last: starts after everything above is ready
 };

@@ -154,5 +154,29 @@ TEST_F(DiskFullTest, WritesWaitWhileTheDiskIsFullAndEveryAcknowledgedWorkflowGoe
   }
 }
 
+TEST_F(DiskFullTest, AShutdownDuringAStallEndsAtOnceAndAnswersWhatWaited) {
+  v1::StartWorkflowRequest start;
+  start.set_workflow_id("waiting");
+  start.mutable_workflow_type()->set_name("hello");
+  start.mutable_task_queue()->set_name("greetings");
+  ASSERT_TRUE(call(&Engine::start_workflow, start).is_ok());
+  fill_disk();
+  v1::SignalWorkflowRequest r;
+  r.mutable_workflow_execution()->set_workflow_id("waiting");
+  r.set_signal_name("poke");
+  r.mutable_input()->add_payloads()->set_data(std::string(8 << 10, 'p'));
+  auto answer = std::make_shared<std::promise<Status>>();
+  auto signaled = answer->get_future();
+  engine_->signal_workflow(r, [answer](Result<v1::SignalWorkflowResponse> out) { answer->set_value(out.status()); });
+  for (int i = 0; i < 100 && engine_->server_problem().empty(); ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_FALSE(engine_->server_problem().empty()) << "the write did not stall";
+
+  auto stopped = std::async(std::launch::async, [this] { engine_->shutdown(); });
+  ASSERT_EQ(stopped.wait_for(10s), std::future_status::ready) << "shutdown waits for the disk";
+  ASSERT_EQ(signaled.wait_for(0s), std::future_status::ready);
+  EXPECT_FALSE(signaled.get().is_ok()) << "a write that never reached the disk is not acknowledged";
+  free_disk();
+}
+
 }  // namespace
 }  // namespace reprise::engine
