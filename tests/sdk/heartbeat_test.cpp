@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../server/server_harness.hpp"
+#include "forwarding_connection.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"
 
@@ -23,9 +24,9 @@ using namespace std::chrono_literals;
 // Forwards every call; counts the HeartbeatActivity RPCs (each one is a
 // durable write on the server), keeps the last FailActivity request, and can
 // hold heartbeat RPCs at a gate, as a server that does not answer would.
-class Observed : public Connection {
+class Observed : public ForwardingConnection {
  public:
-  explicit Observed(std::shared_ptr<Connection> inner) : inner_(std::move(inner)) {}
+  explicit Observed(std::shared_ptr<Connection> inner) : ForwardingConnection(std::move(inner)) {}
 
   int heartbeats() const { return heartbeats_.load(); }
   int heartbeats_answered() const { return answered_.load(); }
@@ -63,44 +64,7 @@ class Observed : public Connection {
     inner_->fail_activity(r);
   }
 
-  v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
-    return inner_->start_workflow(r);
-  }
-  void signal_workflow(const v1::SignalWorkflowRequest& r) override { inner_->signal_workflow(r); }
-  v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) override {
-    return inner_->query_workflow(r);
-  }
-  void request_cancel_workflow(const v1::RequestCancelWorkflowRequest& r) override {
-    inner_->request_cancel_workflow(r);
-  }
-  void terminate_workflow(const v1::TerminateWorkflowRequest& r) override { inner_->terminate_workflow(r); }
-  v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
-    return inner_->describe_workflow(r);
-  }
-  v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) override {
-    return inner_->list_workflows(r);
-  }
-  v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override {
-    return inner_->get_history(r, timeout);
-  }
-  v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
-    return inner_->poll_workflow_task(r);
-  }
-  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override { inner_->complete_workflow_task(r); }
-  void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override { inner_->fail_workflow_task(r); }
-  v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
-    return inner_->poll_activity_task(r);
-  }
-  void complete_activity(const v1::CompleteActivityRequest& r) override { inner_->complete_activity(r); }
-  void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
-    inner_->report_activity_canceled(r);
-  }
-  v1::PutPayloadResponse put_payload(std::string_view bytes) override { return inner_->put_payload(bytes); }
-  std::string get_payload(const std::string& sha256) override { return inner_->get_payload(sha256); }
-  void cancel_polls() override { inner_->cancel_polls(); }
-
  private:
-  std::shared_ptr<Connection> inner_;
   std::atomic<int> heartbeats_{0};
   std::atomic<int> answered_{0};
   std::mutex mu_;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "forwarding_connection.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"
 
@@ -36,9 +37,9 @@ inline constexpr WorkflowDef<&ticks> ticks_wf{"ticks"};
 
 // Passes every call through and counts the history events in workflow and
 // query tasks and in GetHistory pages.
-class CountingConnection final : public Connection {
+class CountingConnection final : public ForwardingConnection {
  public:
-  explicit CountingConnection(std::shared_ptr<Connection> inner) : inner_(std::move(inner)) {}
+  explicit CountingConnection(std::shared_ptr<Connection> inner) : ForwardingConnection(std::move(inner)) {}
 
   std::atomic<int64_t> tasks{0};
   std::atomic<int64_t> task_events{0};     // in the tasks themselves
@@ -69,46 +70,12 @@ class CountingConnection final : public Connection {
     return page;
   }
 
-  v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
-    return inner_->start_workflow(r);
-  }
-  void signal_workflow(const v1::SignalWorkflowRequest& r) override { inner_->signal_workflow(r); }
-  v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) override {
-    return inner_->query_workflow(r);
-  }
-  void request_cancel_workflow(const v1::RequestCancelWorkflowRequest& r) override {
-    inner_->request_cancel_workflow(r);
-  }
-  void terminate_workflow(const v1::TerminateWorkflowRequest& r) override { inner_->terminate_workflow(r); }
-  v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
-    return inner_->describe_workflow(r);
-  }
-  v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) override {
-    return inner_->list_workflows(r);
-  }
-  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override { inner_->complete_workflow_task(r); }
-  void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override { inner_->fail_workflow_task(r); }
-  v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
-    return inner_->poll_activity_task(r);
-  }
-  bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override { return inner_->heartbeat_activity(r); }
-  void complete_activity(const v1::CompleteActivityRequest& r) override { inner_->complete_activity(r); }
-  void fail_activity(const v1::FailActivityRequest& r) override { inner_->fail_activity(r); }
-  void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
-    inner_->report_activity_canceled(r);
-  }
-  v1::PutPayloadResponse put_payload(std::string_view bytes) override { return inner_->put_payload(bytes); }
-  std::string get_payload(const std::string& sha256) override { return inner_->get_payload(sha256); }
-  void cancel_polls() override { inner_->cancel_polls(); }
-
  private:
   static void raise(std::atomic<int64_t>& max, int64_t value) {
     int64_t seen = max.load();
     while (seen < value && !max.compare_exchange_weak(seen, value)) {
     }
   }
-
-  std::shared_ptr<Connection> inner_;
 };
 
 struct TempDatabase {

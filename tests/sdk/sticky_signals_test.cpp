@@ -12,6 +12,7 @@
 #include <functional>
 #include <thread>
 
+#include "forwarding_connection.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"
 
@@ -33,10 +34,10 @@ inline constexpr WorkflowDef<&sum_of_signals> sum_wf{"sum_of_signals"};
 // the engine took them (`before_answer` runs first, if set), and history
 // fetches (a sticky task that missed the cache and replays) and workflow
 // tasks the worker failed are counted.
-class SlowAnswers final : public Connection {
+class SlowAnswers final : public ForwardingConnection {
  public:
   SlowAnswers(std::shared_ptr<Connection> inner, std::chrono::milliseconds delay)
-      : inner_(std::move(inner)), delay_(delay) {}
+      : ForwardingConnection(std::move(inner)), delay_(delay) {}
   int history_fetches() const { return history_fetches_.load(); }
   int failed_tasks() const { return failed_tasks_.load(); }
   std::function<void(const v1::CompleteWorkflowTaskRequest&)> before_answer;
@@ -50,44 +51,12 @@ class SlowAnswers final : public Connection {
     ++history_fetches_;
     return inner_->get_history(r, timeout);
   }
-  v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
-    return inner_->start_workflow(r);
-  }
-  void signal_workflow(const v1::SignalWorkflowRequest& r) override { inner_->signal_workflow(r); }
-  v1::QueryWorkflowResponse query_workflow(const v1::QueryWorkflowRequest& r) override {
-    return inner_->query_workflow(r);
-  }
-  void request_cancel_workflow(const v1::RequestCancelWorkflowRequest& r) override {
-    inner_->request_cancel_workflow(r);
-  }
-  void terminate_workflow(const v1::TerminateWorkflowRequest& r) override { inner_->terminate_workflow(r); }
-  v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
-    return inner_->describe_workflow(r);
-  }
-  v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) override {
-    return inner_->list_workflows(r);
-  }
-  v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
-    return inner_->poll_workflow_task(r);
-  }
   void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override {
     ++failed_tasks_;
     inner_->fail_workflow_task(r);
   }
-  v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
-    return inner_->poll_activity_task(r);
-  }
-  bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override { return inner_->heartbeat_activity(r); }
-  void complete_activity(const v1::CompleteActivityRequest& r) override { inner_->complete_activity(r); }
-  void fail_activity(const v1::FailActivityRequest& r) override { inner_->fail_activity(r); }
-  void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
-    inner_->report_activity_canceled(r);
-  }
-  v1::PutPayloadResponse put_payload(std::string_view bytes) override { return inner_->put_payload(bytes); }
-  std::string get_payload(const std::string& sha256) override { return inner_->get_payload(sha256); }
 
  private:
-  std::shared_ptr<Connection> inner_;
   std::chrono::milliseconds delay_;
   std::atomic<int> history_fetches_{0};
   std::atomic<int> failed_tasks_{0};
