@@ -4,18 +4,18 @@
 
 namespace reprise::worker {
 
-SignalInbox::SignalInbox() : buffer_(std::make_shared<SignalBuffer>()) {}
+SignalInbox::SignalInbox(FutureResolver& futures) : futures_(futures) {}
 
 std::shared_ptr<detail::Pending> SignalInbox::wait(const std::string& name, detail::WorkflowCore* core,
                                                    bool cancellable) {
-  auto wait = std::make_shared<SignalWaitMachine>(name, cancellable, core, buffer_);
-  auto buffered = buffer_->values.find(name);
-  if (buffered != buffer_->values.end()) {
+  auto wait = std::make_shared<SignalWaitMachine>(name, cancellable, core, weak_from_this());
+  auto buffered = buffer_.find(name);
+  if (buffered != buffer_.end()) {
     auto oldest = buffered->second.begin();
     wait->receive(oldest->first, oldest->second);
     wait->ready = true;
     buffered->second.erase(oldest);
-    if (buffered->second.empty()) buffer_->values.erase(buffered);
+    if (buffered->second.empty()) buffer_.erase(buffered);
   } else {
     auto& waits = waits_[name];
     // Forget the dropped ones here too: a loop whose waits keep losing to a
@@ -37,8 +37,14 @@ std::shared_ptr<detail::Pending> SignalInbox::deliver(const std::string& name, i
     return alive;
   }
   if (waits != waits_.end()) waits_.erase(waits);
-  buffer_->values[name].emplace(event_id, std::move(value));
+  buffer_[name].emplace(event_id, std::move(value));
   return nullptr;
+}
+
+void SignalInbox::give_back(const std::string& name, int64_t event_id, v1::Payloads value) {
+  // A wait still waiting was made while no value was buffered and has had
+  // none since: this value, older than any to come, is its next.
+  if (auto wait = deliver(name, event_id, std::move(value))) futures_.resolve(wait);
 }
 
 void SignalInbox::withdraw(const std::shared_ptr<detail::Pending>& pending) {
@@ -66,7 +72,7 @@ std::vector<std::shared_ptr<detail::Pending>> SignalInbox::live_waits() const {
 size_t SignalInbox::approximate_bytes(size_t per_wait) const {
   size_t bytes = 0;
   for (const auto& [name, waits] : waits_) bytes += waits.size() * per_wait;
-  for (const auto& [name, values] : buffer_->values) {
+  for (const auto& [name, values] : buffer_) {
     for (const auto& [event_id, value] : values) bytes += value.ByteSizeLong();
   }
   return bytes;

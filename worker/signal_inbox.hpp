@@ -3,8 +3,8 @@
 // its name, or is buffered, in history order, until the code asks. A wait
 // dropped (its last future destroyed) before a value came is forgotten, so it
 // cannot swallow the next signal; one dropped while its value is unread gives
-// the value back to the buffer at its place in history. None is lost or
-// doubled.
+// the value back: to the oldest wait still waiting for it, or to the buffer
+// at its place in history. None is lost or doubled.
 //
 // Thread safety: none; the workflow instance's thread only.
 #pragma once
@@ -16,13 +16,17 @@
 #include <vector>
 
 #include "reprise/detail/core.hpp"
+#include "worker/machines/command_machine.hpp"
 #include "worker/machines/signal_wait_machine.hpp"
 
 namespace reprise::worker {
 
-class SignalInbox {
+// Shared, so its waits (which hold it weakly) can give values back.
+class SignalInbox : public std::enable_shared_from_this<SignalInbox> {
  public:
-  SignalInbox();
+  // `futures` makes ready a wait that a given-back value is handed on to;
+  // it must outlive the inbox.
+  explicit SignalInbox(FutureResolver& futures);
 
   // A wait for the next value of `name`: already ready when one is buffered.
   std::shared_ptr<detail::Pending> wait(const std::string& name, detail::WorkflowCore* core, bool cancellable);
@@ -30,6 +34,11 @@ class SignalInbox {
   // Signal `name`, recorded as event `event_id`: the wait it resolves (ready,
   // with the value), or null when no wait is alive and it was buffered.
   std::shared_ptr<detail::Pending> deliver(const std::string& name, int64_t event_id, v1::Payloads value);
+
+  // The unread value of a dropped wait (signal `name`, event `event_id`):
+  // to the oldest wait still waiting for `name`, made ready at once, or
+  // back to the buffer.
+  void give_back(const std::string& name, int64_t event_id, v1::Payloads value);
 
   // A wait the code canceled before its value came: forgotten.
   void withdraw(const std::shared_ptr<detail::Pending>& wait);
@@ -41,7 +50,9 @@ class SignalInbox {
   size_t approximate_bytes(size_t per_wait) const;
 
  private:
-  std::shared_ptr<SignalBuffer> buffer_;
+  FutureResolver& futures_;
+  // Values no wait has taken, by name, then by event id (history order).
+  std::map<std::string, std::map<int64_t, v1::Payloads>> buffer_;
   // Weak: a wait lives as long as the futures (and any()) that hold it.
   std::map<std::string, std::list<std::weak_ptr<detail::Pending>>> waits_;
 };

@@ -96,11 +96,11 @@ std::shared_ptr<detail::Pending> WorkflowInstance::cancel_external(
 }
 
 std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string& name, bool cancellable) {
-  std::shared_ptr<detail::Pending> pending = signals_.wait(name, this, cancellable);
+  std::shared_ptr<detail::Pending> pending = signals_->wait(name, this, cancellable);
   if (pending->ready) {
     pending->resolved_order = ++resolutions_;
   } else if (cancellable && cancel_requested_) {
-    signals_.withdraw(pending);
+    signals_->withdraw(pending);
     resolve_canceled(pending);
   }
   return pending;
@@ -123,7 +123,7 @@ void WorkflowInstance::cancel(const std::shared_ptr<detail::Pending>& pending) {
     return;
   }
   // A signal wait or a branch: no command, only the wait.
-  if (pending->kind == detail::Pending::Kind::kSignal) signals_.withdraw(pending);
+  if (pending->kind == detail::Pending::Kind::kSignal) signals_->withdraw(pending);
   resolve_canceled(pending);
 }
 
@@ -137,7 +137,7 @@ void WorkflowInstance::deliver_cancel_request() {
   };
   collect(by_event_id_);
   collect(timers_);
-  for (const auto& pending : signals_.live_waits()) {
+  for (const auto& pending : signals_->live_waits()) {
     if (pending->cancellable) to_cancel.push_back(pending);
   }
   // In the order history recorded them (signal waits, never recorded, last).

@@ -40,12 +40,13 @@ size_t WorkflowInstance::approximate_bytes() const {
   size_t bytes = sizeof(*this) + static_cast<size_t>(std::max<int64_t>(0, frames_.bytes.load()));
   bytes += (by_event_id_.size() + timers_.size() + commands_.size()) * kPerPending;
   if (random_) bytes += sizeof(*random_);
-  bytes += signals_.approximate_bytes(kPerPending);
+  bytes += signals_->approximate_bytes(kPerPending);
   for (const auto& [seq, value] : recorded_markers_.side_effects) bytes += value.ByteSizeLong();
   return bytes;
 }
 
 WorkflowInstance::~WorkflowInstance() {
+  signals_.reset();
   // Branch frames hold tasks and futures of the body's state: free them first.
   for (std::coroutine_handle<> branch : branches_) branch.destroy();
   body_.reset();
@@ -124,12 +125,16 @@ Status WorkflowInstance::activate() {
       ready_.push_back(body_->handle());
     }
     if (cancel_requested_ && !cancel_delivered_) deliver_cancel_request();
-    while (!ready_.empty() && !continue_as_new_) {
-      std::coroutine_handle<> next = ready_.front();
-      ready_.pop_front();
-      next.resume();
-    }
-    reap_finished_branches();
+    // A finished branch's frame, freed, may drop a wait whose unread value
+    // then resolves another: run until nothing is ready.
+    do {
+      while (!ready_.empty() && !continue_as_new_) {
+        std::coroutine_handle<> next = ready_.front();
+        ready_.pop_front();
+        next.resume();
+      }
+      reap_finished_branches();
+    } while (!ready_.empty() && !continue_as_new_);
   } catch (const std::exception& e) {
     // Input that does not decode, a throwing helper the body did not catch:
     // a bug in a caller or the code, not a workflow outcome. The task fails
@@ -259,7 +264,7 @@ Status WorkflowInstance::apply_workflow_event(const v1::HistoryEvent& e) {
     }
     case v1::HistoryEvent::kWorkflowExecutionSignaled: {
       const auto& signaled = e.workflow_execution_signaled();
-      if (auto wait = signals_.deliver(signaled.signal_name(), e.event_id(), signaled.input())) resolve(wait);
+      if (auto wait = signals_->deliver(signaled.signal_name(), e.event_id(), signaled.input())) resolve(wait);
       return Status::ok();
     }
     case v1::HistoryEvent::kWorkflowExecutionCancelRequested:

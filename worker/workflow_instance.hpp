@@ -176,7 +176,9 @@ class WorkflowInstance final : public detail::WorkflowCore, public FutureResolve
   // initiated event id, timers by timer id.
   std::map<int64_t, std::shared_ptr<FutureMachine>> by_event_id_;
   std::map<std::string, std::shared_ptr<FutureMachine>, std::less<>> timers_;
-  SignalInbox signals_;
+  // Shared with its waits; released first on destruction, so a wait dropped
+  // then gives nothing back to a half-destroyed instance.
+  std::shared_ptr<SignalInbox> signals_ = std::make_shared<SignalInbox>(*this);
   uint64_t resolutions_ = 0;  // futures made ready so far: their history order, for any()
   std::map<std::string, std::function<v1::Payloads()>> query_handlers_;
   RecordedMarkers recorded_markers_;

@@ -18,11 +18,16 @@ v1::Payloads value(const std::string& data) {
   return p;
 }
 
+// Records which waits a given-back value made ready.
+struct Resolved : FutureResolver {
+  void resolve(const std::shared_ptr<detail::Pending>& pending) override { waits.push_back(pending); }
+  std::vector<std::shared_ptr<detail::Pending>> waits;
+};
+
 TEST(SignalWaitMachineTest, TableIsAFunction) { expect_one_row_per_state_and_input(SignalWaitMachine::kTable); }
 
 TEST(SignalWaitMachineTest, AWaitingWaitReceivesOneValue) {
-  auto buffer = std::make_shared<SignalBuffer>();
-  SignalWaitMachine wait("approve", true, nullptr, buffer);
+  SignalWaitMachine wait("approve", true, nullptr, {});
   EXPECT_EQ(wait.state(), State::kWaiting);
   v1::Payloads first = value("yes");
   ASSERT_TRUE(wait.receive(7, first));
@@ -34,40 +39,56 @@ TEST(SignalWaitMachineTest, AWaitingWaitReceivesOneValue) {
 }
 
 TEST(SignalWaitMachineTest, AWaitDroppedWithItsValueUnreadGivesItBackAtItsPlace) {
-  auto buffer = std::make_shared<SignalBuffer>();
-  {
-    SignalWaitMachine wait("approve", true, nullptr, buffer);
-    v1::Payloads v = value("yes");
-    ASSERT_TRUE(wait.receive(7, v));
-  }
-  ASSERT_EQ(buffer->values["approve"].size(), 1u);
-  EXPECT_EQ(buffer->values["approve"].begin()->first, 7);
-  EXPECT_EQ(buffer->values["approve"].begin()->second.payloads(0).data(), "yes");
+  Resolved resolved;
+  auto inbox = std::make_shared<SignalInbox>(resolved);
+  ASSERT_EQ(inbox->deliver("approve", 7, value("yes")), nullptr) << "no wait yet: buffered";
+  EXPECT_EQ(inbox->deliver("approve", 9, value("later")), nullptr);
+  inbox->wait("approve", nullptr, true);  // takes "yes", dropped unread
+  auto next = inbox->wait("approve", nullptr, true);
+  ASSERT_TRUE(next->ready);
+  EXPECT_EQ(next->result.payloads(0).data(), "yes") << "back before the later value";
+  EXPECT_TRUE(resolved.waits.empty());
+}
+
+TEST(SignalWaitMachineTest, AWaitDroppedWithItsValueUnreadHandsItToAWaitAlreadyWaiting) {
+  Resolved resolved;
+  auto inbox = std::make_shared<SignalInbox>(resolved);
+  auto dropped = inbox->wait("approve", nullptr, true);
+  auto waiting = inbox->wait("approve", nullptr, true);
+  ASSERT_EQ(inbox->deliver("approve", 7, value("yes")), dropped) << "the oldest wait";
+  dropped.reset();
+  ASSERT_EQ(resolved.waits.size(), 1u);
+  EXPECT_EQ(resolved.waits[0], waiting) << "handed on and made ready, not buffered";
+  EXPECT_EQ(waiting->result.payloads(0).data(), "yes");
+  auto after = inbox->wait("approve", nullptr, true);
+  EXPECT_FALSE(after->ready) << "not given twice";
 }
 
 TEST(SignalWaitMachineTest, AReadValueOrACanceledWaitGivesNothingBack) {
-  auto buffer = std::make_shared<SignalBuffer>();
+  Resolved resolved;
+  auto inbox = std::make_shared<SignalInbox>(resolved);
   {
-    SignalWaitMachine read("approve", true, nullptr, buffer);
-    v1::Payloads v = value("yes");
-    ASSERT_TRUE(read.receive(7, v));
-    read.value_taken = true;
-    SignalWaitMachine canceled("approve", true, nullptr, buffer);
-    canceled.cancel();
-    EXPECT_EQ(canceled.state(), State::kCanceled);
+    auto read = inbox->wait("approve", nullptr, true);
+    ASSERT_EQ(inbox->deliver("approve", 7, value("yes")), read);
+    read->value_taken = true;
+    auto canceled = inbox->wait("approve", nullptr, true);
+    inbox->withdraw(canceled);
+    EXPECT_EQ(static_cast<SignalWaitMachine&>(*canceled).state(), State::kCanceled);
     v1::Payloads late = value("late");
-    EXPECT_FALSE(canceled.receive(9, late));
+    EXPECT_FALSE(static_cast<SignalWaitMachine&>(*canceled).receive(9, late));
   }
-  EXPECT_TRUE(buffer->values.empty());
+  EXPECT_FALSE(inbox->wait("approve", nullptr, true)->ready) << "nothing came back";
+  EXPECT_TRUE(resolved.waits.empty());
 }
 
 TEST(SignalWaitMachineTest, TheInboxGivesACanceledWaitsSignalToTheNextWait) {
-  SignalInbox inbox;
-  auto canceled = inbox.wait("approve", nullptr, true);
-  auto alive = inbox.wait("approve", nullptr, true);
-  inbox.withdraw(canceled);
+  Resolved resolved;
+  auto inbox = std::make_shared<SignalInbox>(resolved);
+  auto canceled = inbox->wait("approve", nullptr, true);
+  auto alive = inbox->wait("approve", nullptr, true);
+  inbox->withdraw(canceled);
   EXPECT_EQ(static_cast<SignalWaitMachine&>(*canceled).state(), State::kCanceled);
-  EXPECT_EQ(inbox.deliver("approve", 7, value("yes")), alive);
+  EXPECT_EQ(inbox->deliver("approve", 7, value("yes")), alive);
   EXPECT_EQ(alive->result.payloads(0).data(), "yes");
 }
 

@@ -191,5 +191,40 @@ TEST(SignalWaits, AValueThatLostATieWithTheTimeoutGoesToTheNextWait) {
   signal_tied_with_the_timer<&timeout_then_wait>("timeout");
 }
 
+// A value the losing wait held unread goes to a wait already waiting for
+// the same signal (here a branch's), in history order, not to the buffer
+// where that wait would never see it.
+Task<std::string> two_approvals(WorkflowContext& ctx) {
+  std::string first = co_await ctx.wait(approval);
+  co_return first + " " + co_await ctx.wait(approval);
+}
+
+Workflow<std::string> lose_a_race_while_a_branch_waits(WorkflowContext& ctx) {
+  std::optional<BranchFuture<std::string>> branch;
+  {
+    auto value = ctx.wait(approval);
+    auto timer = ctx.sleep(1min);
+    branch.emplace(ctx.spawn(two_approvals(ctx)));  // its first wait comes after `value`
+    if (co_await any(value, timer) == 0) co_return "body " + co_await value;
+  }  // `value` dropped unread
+  co_return "branch " + co_await *branch;
+}
+
+TEST(SignalWaits, AValueThatLostATieGoesToAWaitAlreadyWaiting) {
+  Recorder rec(to_payloads());
+  auto live = fresh<&lose_a_race_while_a_branch_waits>("handed-on");
+  rec.completed(next_task(*live, rec));
+  rec.timer_fired();
+  rec.signaled("approval", to_payload(std::string("ana")));
+  rec.task();
+  const auto second = next_task(*live, rec);
+  EXPECT_EQ(result_of(second), "(not completed)") << "the branch waits for a second value";
+  rec.completed(second);
+  rec.signaled("approval", to_payload(std::string("bob")));
+  rec.task();
+  EXPECT_EQ(result_of(next_task(*live, rec)), "branch ana bob") << "each value once, in order (the branch hung before)";
+  EXPECT_EQ(replayed_result<&lose_a_race_while_a_branch_waits>("handed-on", rec), "branch ana bob");
+}
+
 }  // namespace
 }  // namespace reprise

@@ -1,10 +1,12 @@
 #include "worker/machines/signal_wait_machine.hpp"
 
+#include "worker/signal_inbox.hpp"
+
 namespace reprise::worker {
 
 SignalWaitMachine::SignalWaitMachine(std::string name, bool cancellable, detail::WorkflowCore* core,
-                                     std::weak_ptr<SignalBuffer> buffer)
-    : buffer_(std::move(buffer)) {
+                                     std::weak_ptr<SignalInbox> inbox)
+    : inbox_(std::move(inbox)) {
   this->kind = Kind::kSignal;
   this->name = std::move(name);
   this->cancellable = cancellable;
@@ -16,7 +18,7 @@ SignalWaitMachine::~SignalWaitMachine() {
   const std::optional<State> to = next_state(kTable, state_, Input::kDroppedUnread);
   if (!to) return;  // no value to give back
   state_ = *to;
-  if (auto buffer = buffer_.lock()) buffer->values[name].emplace(value_event_id_, std::move(result));
+  if (auto inbox = inbox_.lock()) inbox->give_back(name, value_event_id_, std::move(result));
 }
 
 bool SignalWaitMachine::receive(int64_t event_id, v1::Payloads& value) {

@@ -2,12 +2,11 @@
 // It issues no command (history records the signal, not the wait), and it is
 // the future the code holds, so it knows when the code drops it: a wait
 // dropped with its value unread gives the value back to the inbox it came
-// from, at its place in history, so no signal is lost. SignalInbox
-// (signal_inbox.hpp) keeps the waits alive for each name and the values
-// no wait has taken yet.
+// from, which hands it on to the next wait or keeps it at its place in
+// history, so no signal is lost. SignalInbox (signal_inbox.hpp) keeps the
+// waits alive for each name and the values no wait has taken yet.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 
@@ -16,10 +15,7 @@
 
 namespace reprise::worker {
 
-// Values of signals no wait has taken, by name, then by event id.
-struct SignalBuffer {
-  std::map<std::string, std::map<int64_t, v1::Payloads>> values;
-};
+class SignalInbox;
 
 class SignalWaitMachine final : public detail::Pending {
  public:
@@ -27,7 +23,7 @@ class SignalWaitMachine final : public detail::Pending {
     kWaiting,    // no value yet
     kReceived,   // a value (signaled now, or buffered before): the future is ready
     kCanceled,   // the code stopped waiting before a value came
-    kGivenBack,  // dropped with its value unread: the value is back in the buffer
+    kGivenBack,  // dropped with its value unread: the value is back in the inbox
   };
   enum class Input { kSignaled, kCancel, kDroppedUnread };
 
@@ -37,8 +33,8 @@ class SignalWaitMachine final : public detail::Pending {
       {State::kReceived, Input::kDroppedUnread, State::kGivenBack},
   }};
 
-  // A wait for signal `name` whose unread value goes back to `buffer`.
-  SignalWaitMachine(std::string name, bool cancellable, detail::WorkflowCore* core, std::weak_ptr<SignalBuffer> buffer);
+  // A wait for signal `name` whose unread value goes back to `inbox`.
+  SignalWaitMachine(std::string name, bool cancellable, detail::WorkflowCore* core, std::weak_ptr<SignalInbox> inbox);
   ~SignalWaitMachine();
 
   State state() const { return state_; }
@@ -51,8 +47,8 @@ class SignalWaitMachine final : public detail::Pending {
   void cancel();
 
  private:
-  std::weak_ptr<SignalBuffer> buffer_;  // gone once the instance is
-  int64_t value_event_id_ = 0;          // of the value it holds
+  std::weak_ptr<SignalInbox> inbox_;  // gone once the instance is
+  int64_t value_event_id_ = 0;        // of the value it holds
   State state_ = State::kWaiting;
 };
 
