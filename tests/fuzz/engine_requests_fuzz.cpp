@@ -1,0 +1,304 @@
+// The engine's request handlers, driven in process the way the gRPC service
+// and the embedded connection drive them, with requests no SDK would send.
+//
+// libprotobuf-mutator is not packaged for Debian 12, so the structure is
+// kept here by hand: the input is a sequence of records
+//   [kind] [fixups] [length, 2 bytes little-endian] [serialized request]
+// and each record's bytes are parsed as the protobuf request its kind names
+// (bytes that do not parse give the empty request: it is still sent). The
+// fuzzer mutates request bytes, kinds and order; the fixup bits then point
+// ids, run ids, task tokens and task queues anywhere in the request
+// (commands included) at workflows, runs and tasks this input has already
+// made, so mutated requests reach real executions instead of NOT_FOUND.
+//
+// Every input gets a fresh engine on a fresh SQLite file, so a finding
+// replays alone. Every call must answer (within kAnswerTime), exactly once,
+// and the engine must shut down afterwards.
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "engine/log.hpp"
+#include "engine/store/sqlite_store.hpp"
+#include "history/clock.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using namespace reprise;
+using namespace reprise::engine;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+constexpr auto kAnswerTime = 20s;
+constexpr auto kQueryTimeout = 20ms;  // no worker answers queries here
+
+enum Fixup : uint8_t {
+  kKnownWorkflowId = 1 << 0,
+  kKnownRunId = 1 << 1,
+  kKnownTaskToken = 1 << 2,
+  kKnownTaskQueue = 1 << 3,
+  // The high four bits choose which known id, run or token.
+};
+
+// What this input's earlier answers have handed out.
+struct Known {
+  std::vector<std::string> workflow_ids{"wf-0", "wf-1"};
+  std::vector<std::string> run_ids;
+  std::vector<std::string> workflow_tokens;
+  std::vector<std::string> activity_tokens;
+};
+
+const std::string& pick(const std::vector<std::string>& from, uint8_t fixups) {
+  return from[(fixups >> 4) % from.size()];
+}
+
+// Points the request's ids, tokens and queues, at any depth, at what this
+// input knows, as `fixups` asks.
+void fix_up(Message& message, uint8_t fixups, const Known& known, const std::vector<std::string>& tokens) {
+  const auto* descriptor = message.GetDescriptor();
+  const auto* reflection = message.GetReflection();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const FieldDescriptor* field = descriptor->field(i);
+    if (field->type() == FieldDescriptor::TYPE_MESSAGE) {
+      if (field->is_map()) continue;
+      if (field->is_repeated()) {
+        for (int j = 0; j < reflection->FieldSize(message, field); ++j) {
+          fix_up(*reflection->MutableRepeatedMessage(&message, field, j), fixups, known, tokens);
+        }
+      } else if (reflection->HasField(message, field) ||
+                 (field->message_type()->name() == "TaskQueue" && (fixups & kKnownTaskQueue))) {
+        fix_up(*reflection->MutableMessage(&message, field), fixups, known, tokens);
+      }
+      continue;
+    }
+    if (field->is_repeated() || field->cpp_type() != FieldDescriptor::CPPTYPE_STRING) continue;
+    const std::string& name = field->name();
+    if (name == "workflow_id" && (fixups & kKnownWorkflowId)) {
+      reflection->SetString(&message, field, pick(known.workflow_ids, fixups));
+    } else if (name == "run_id" && (fixups & kKnownRunId) && !known.run_ids.empty()) {
+      reflection->SetString(&message, field, pick(known.run_ids, fixups));
+    } else if (name == "task_token" && (fixups & kKnownTaskToken) && !tokens.empty()) {
+      reflection->SetString(&message, field, pick(tokens, fixups));
+    } else if (name == "name" && descriptor->name() == "TaskQueue" && (fixups & kKnownTaskQueue)) {
+      reflection->SetString(&message, field, "q");
+    }
+  }
+}
+
+class Harness {
+ public:
+  explicit Harness(const std::filesystem::path& dir) : db_(dir / "engine.db") {
+    StoreOptions store_options;
+    store_options.clock = &clock_;
+    store_options.durability = Durability::kNormal;  // what is fuzzed is not durability
+    store_options.read_connections = 2;
+    auto store = SqliteStore::open(db_, store_options);
+    FUZZ_CHECK(store.is_ok(), "cannot open the store: %s", store.status().to_string().c_str());
+    store_ = std::move(store).value();
+    EngineOptions options;
+    options.clock = &clock_;
+    options.random_seed = 1;
+    options.poll_timeout = 10ms;
+    options.max_history_wait = 10ms;
+    options.read_threads = 2;
+    auto engine = Engine::start(*store_, options);
+    FUZZ_CHECK(engine.is_ok(), "the engine does not start: %s", engine.status().to_string().c_str());
+    engine_ = std::move(engine).value();
+  }
+
+  ~Harness() {
+    // Shutdown must return once every call in flight has answered.
+    auto stopped = std::async(std::launch::async, [this] { engine_->shutdown(); });
+    FUZZ_CHECK(stopped.wait_for(kAnswerTime) == std::future_status::ready, "the engine did not shut down");
+    engine_.reset();
+    store_.reset();
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + suffix, ignored);
+  }
+
+  void run(uint8_t kind, uint8_t fixups, const uint8_t* bytes, size_t size);
+
+ private:
+  template <typename Req>
+  Req parse(const uint8_t* bytes, size_t size, uint8_t fixups, const std::vector<std::string>& tokens) {
+    Req request;
+    if (!request.ParseFromArray(bytes, static_cast<int>(size))) request.Clear();
+    fix_up(request, fixups, known_, tokens);
+    return request;
+  }
+
+  template <typename Resp, typename Req, typename... Extra>
+  Result<Resp> call(const char* what, void (Engine::*method)(Req, Reply<Resp>, Extra...), Req request) {
+    auto answers = std::make_shared<std::atomic<int>>(0);
+    auto done = std::make_shared<std::promise<Result<Resp>>>();
+    auto answer = done->get_future();
+    (engine_.get()->*method)(
+        std::move(request),
+        [answers, done, what](Result<Resp> r) {
+          FUZZ_CHECK(answers->fetch_add(1) == 0, "%s answered twice", what);
+          done->set_value(std::move(r));
+        },
+        Extra{}...);
+    FUZZ_CHECK(answer.wait_for(kAnswerTime) == std::future_status::ready, "%s did not answer", what);
+    Result<Resp> r = answer.get();
+    if (!r.is_ok()) FUZZ_CHECK(!r.status().message().empty(), "%s failed without saying why", what);
+    return r;
+  }
+
+  void remember_execution(const v1::WorkflowExecution& e) {
+    if (!e.workflow_id().empty()) known_.workflow_ids.push_back(e.workflow_id());
+    if (!e.run_id().empty()) known_.run_ids.push_back(e.run_id());
+  }
+
+  std::filesystem::path db_;
+  ManualClock clock_;
+  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<Engine> engine_;
+  Known known_;
+};
+
+void Harness::run(uint8_t kind, uint8_t fixups, const uint8_t* bytes, size_t size) {
+  const std::vector<std::string> none;
+  switch (kind % 20) {
+    case 0:
+      if (auto r = call("StartWorkflow", &Engine::start_workflow,
+                        parse<v1::StartWorkflowRequest>(bytes, size, fixups, none))) {
+        known_.run_ids.push_back(r->run_id());
+      }
+      break;
+    case 1:
+      (void)call("SignalWorkflow", &Engine::signal_workflow,
+                 parse<v1::SignalWorkflowRequest>(bytes, size, fixups, none));
+      break;
+    case 2:
+      if (auto r = call("SignalWithStart", &Engine::signal_with_start,
+                        parse<v1::SignalWithStartRequest>(bytes, size, fixups, none))) {
+        known_.run_ids.push_back(r->run_id());
+      }
+      break;
+    case 3:
+      (void)call("RequestCancelWorkflow", &Engine::request_cancel_workflow,
+                 parse<v1::RequestCancelWorkflowRequest>(bytes, size, fixups, none));
+      break;
+    case 4:
+      (void)call("TerminateWorkflow", &Engine::terminate_workflow,
+                 parse<v1::TerminateWorkflowRequest>(bytes, size, fixups, none));
+      break;
+    case 5:
+      (void)call("DeleteWorkflowExecution", &Engine::delete_workflow_execution,
+                 parse<v1::DeleteWorkflowExecutionRequest>(bytes, size, fixups, none));
+      break;
+    case 6: {
+      auto request = parse<v1::QueryWorkflowRequest>(bytes, size, fixups, none);
+      request.mutable_timeout()->set_seconds(0);
+      request.mutable_timeout()->set_nanos(std::chrono::nanoseconds(kQueryTimeout).count());
+      (void)call("QueryWorkflow", &Engine::query_workflow, std::move(request));
+      break;
+    }
+    case 7:
+      (void)call("DescribeWorkflow", &Engine::describe_workflow,
+                 parse<v1::DescribeWorkflowRequest>(bytes, size, fixups, none));
+      break;
+    case 8:
+      (void)call("GetHistory", &Engine::get_history, parse<v1::GetHistoryRequest>(bytes, size, fixups, none));
+      break;
+    case 9:
+      (void)call("ListWorkflows", &Engine::list_workflows, parse<v1::ListWorkflowsRequest>(bytes, size, fixups, none));
+      break;
+    case 10:
+      if (auto r = call("PollWorkflowTask", &Engine::poll_workflow_task,
+                        parse<v1::PollWorkflowTaskRequest>(bytes, size, fixups, none));
+          r && !r->task_token().empty()) {
+        known_.workflow_tokens.push_back(r->task_token());
+        remember_execution(r->workflow_execution());
+      }
+      break;
+    case 11:
+      (void)call("CompleteWorkflowTask", &Engine::complete_workflow_task,
+                 parse<v1::CompleteWorkflowTaskRequest>(bytes, size, fixups, known_.workflow_tokens));
+      break;
+    case 12:
+      (void)call("FailWorkflowTask", &Engine::fail_workflow_task,
+                 parse<v1::FailWorkflowTaskRequest>(bytes, size, fixups, known_.workflow_tokens));
+      break;
+    case 13:
+      if (auto r = call("PollActivityTask", &Engine::poll_activity_task,
+                        parse<v1::PollActivityTaskRequest>(bytes, size, fixups, none));
+          r && !r->task_token().empty()) {
+        known_.activity_tokens.push_back(r->task_token());
+        remember_execution(r->workflow_execution());
+      }
+      break;
+    case 14:
+      (void)call("HeartbeatActivity", &Engine::heartbeat_activity,
+                 parse<v1::HeartbeatActivityRequest>(bytes, size, fixups, known_.activity_tokens));
+      break;
+    case 15:
+      (void)call("CompleteActivity", &Engine::complete_activity,
+                 parse<v1::CompleteActivityRequest>(bytes, size, fixups, known_.activity_tokens));
+      break;
+    case 16:
+      (void)call("FailActivity", &Engine::fail_activity,
+                 parse<v1::FailActivityRequest>(bytes, size, fixups, known_.activity_tokens));
+      break;
+    case 17:
+      (void)call("ReportActivityCanceled", &Engine::report_activity_canceled,
+                 parse<v1::ReportActivityCanceledRequest>(bytes, size, fixups, known_.activity_tokens));
+      break;
+    case 18:
+      // Time passes (1 ms to about 35 years): timers and timeouts fire.
+      clock_.advance(std::chrono::milliseconds(int64_t{1} << (fixups % 41)));
+      engine_->check_timers();
+      break;
+    case 19: {
+      auto pass = engine_->sweep_retention();
+      FUZZ_CHECK(pass.is_ok() || !pass.status().message().empty(), "retention failed without saying why");
+      break;
+    }
+  }
+}
+
+const std::filesystem::path& scratch_dir() {
+  static const std::filesystem::path dir = [] {
+    const std::filesystem::path base = std::filesystem::exists("/dev/shm") ? "/dev/shm" : "/tmp";
+    std::string name = (base / "reprise-engine-fuzz-XXXXXX").string();
+    FUZZ_CHECK(mkdtemp(name.data()) != nullptr, "cannot create a scratch directory");
+    return std::filesystem::path(name);
+  }();
+  static const bool removed_at_exit = std::atexit([] {
+                                        std::error_code ignored;
+                                        std::filesystem::remove_all(dir, ignored);
+                                      }) == 0;
+  (void)removed_at_exit;
+  return dir;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool quiet = (log::set_level(log::Level::kError), true);
+  (void)quiet;
+  Harness harness(scratch_dir());
+  size_t at = 0;
+  while (at + 4 <= size) {
+    const uint8_t kind = data[at];
+    const uint8_t fixups = data[at + 1];
+    const size_t length = std::min<size_t>(data[at + 2] | (size_t{data[at + 3]} << 8), size - at - 4);
+    harness.run(kind, fixups, data + at + 4, length);
+    at += 4 + length;
+  }
+  return 0;
+}
