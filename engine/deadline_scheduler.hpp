@@ -1,45 +1,35 @@
-// DeadlineScheduler: runs callbacks at steady-clock deadlines on one thread.
-// Long-polls use it to give up waiting without parking a thread each.
-//
-// Poll timeouts are about how long a caller waits on the wire, not about
-// workflow time, so they use the steady clock rather than the injected Clock
-// (which a test may stop or skip forward).
+// DeadlineScheduler: the production Deadlines (deadlines.hpp): runs
+// callbacks at std::chrono::steady_clock deadlines on one thread, so
+// long-polls give up waiting without parking a thread each.
 //
 // Thread safety: all methods may be called from any thread, including from a
 // callback. Callbacks run on the scheduler's thread and must not block.
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
-#include <cstdint>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <utility>
 
+#include "engine/deadlines.hpp"
+
 namespace reprise::engine {
 
-class DeadlineScheduler {
+class DeadlineScheduler final : public Deadlines {
  public:
-  using SteadyTime = std::chrono::steady_clock::time_point;
-  using Id = uint64_t;
-
   DeadlineScheduler();
   // Drops callbacks that have not run yet.
-  ~DeadlineScheduler();
-  // Drops callbacks that have not run yet and waits for a running one to
-  // return; later schedule() calls are ignored. Idempotent; not from a
-  // callback.
-  void stop();
+  ~DeadlineScheduler() override;
+  // Also waits for a running callback to return.
+  void stop() override;
   DeadlineScheduler(const DeadlineScheduler&) = delete;
   DeadlineScheduler& operator=(const DeadlineScheduler&) = delete;
 
-  Id schedule(SteadyTime when, std::function<void()> callback);
-  // True if the callback was removed before it ran.
-  bool cancel(Id id);
-  // Callbacks waiting for their deadline.
-  size_t size();
+  SteadyTime now() const override { return std::chrono::steady_clock::now(); }
+  Id schedule(SteadyTime when, std::function<void()> callback) override;
+  bool cancel(Id id) override;
+  size_t size() override;
 
  private:
   void run();

@@ -49,6 +49,10 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
       engine->dispatch(std::move(task));
     }
   }
+  if (engine->options_.runtime != nullptr) {
+    engine->check_timers();  // the driver runs the rest of the background work
+    return engine;
+  }
   engine->timer_thread_ = std::thread([e = engine.get()] { e->timer_loop(); });
   engine->start_retention();
   engine->start_blob_gc();
@@ -59,14 +63,20 @@ Engine::Engine(Store& store, EngineOptions options)
     : store_(store),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : SystemClock::instance()),
+      own_deadlines_(options_.runtime ? nullptr : std::make_unique<DeadlineScheduler>()),
+      own_executor_(options_.runtime ? nullptr : std::make_unique<Executor>(options_.executor_threads)),
+      own_read_pool_(options_.runtime ? nullptr : std::make_unique<Executor>(options_.read_threads)),
+      deadlines_(options_.runtime ? options_.runtime->deadlines : *own_deadlines_),
+      executor_(options_.runtime ? options_.runtime->executor : *own_executor_),
+      read_pool_(options_.runtime ? options_.runtime->read_pool : *own_read_pool_),
       matching_(deadlines_),
-      executor_(options_.executor_threads),
-      read_pool_(options_.read_threads),
       serializer_(executor_),
       admission_(options_.max_pending_requests),
       claim_check_(store.blobs(), options_.claim_check),
       random_(options_.random_seed != 0 ? options_.random_seed : std::random_device()()),
-      query_epoch_((uint64_t{std::random_device()()} << 32 | std::random_device()()) | 1) {}
+      query_epoch_(
+          (options_.random_seed != 0 ? random_() : uint64_t{std::random_device()()} << 32 | std::random_device()()) |
+          1) {}
 
 Engine::~Engine() { shutdown(); }
 
@@ -260,9 +270,8 @@ void Engine::add_sticky_tasks(const MutableState& ms) {
     const QueueKey queue{task.execution.namespace_id, task.kind, task.queue};
     const int64_t id = task.task_id;
     matching_.add(std::move(task));
-    deadlines_.schedule(
-        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::milliseconds>(linger),
-        [this, queue, id] { matching_.remove(queue, id); });
+    deadlines_.schedule(deadlines_.now() + std::chrono::duration_cast<std::chrono::milliseconds>(linger),
+                        [this, queue, id] { matching_.remove(queue, id); });
   }
 }
 
@@ -350,8 +359,6 @@ std::string Engine::new_run_id() {
   return history::format_uuid_v4(hi, lo);
 }
 
-DeadlineScheduler::SteadyTime Engine::poll_deadline() const {
-  return std::chrono::steady_clock::now() + options_.poll_timeout;
-}
+Deadlines::SteadyTime Engine::poll_deadline() const { return deadlines_.now() + options_.poll_timeout; }
 
 }  // namespace reprise::engine

@@ -28,6 +28,7 @@
 #include "engine/admission.hpp"
 #include "engine/claim_check.hpp"
 #include "engine/deadline_scheduler.hpp"
+#include "engine/engine_runtime.hpp"
 #include "engine/execution/mutable_state.hpp"
 #include "engine/execution_serializer.hpp"
 #include "engine/executor.hpp"
@@ -92,7 +93,10 @@ struct EngineOptions {
   size_t max_pending_requests = 10'000;
   size_t max_waiting_per_execution = 256;
   const Clock* clock = nullptr;  // defaults to the system clock
-  uint64_t random_seed = 0;      // run ids; 0 = from std::random_device
+  uint64_t random_seed = 0;      // run ids and the query epoch; 0 = from std::random_device
+  // A driver's threads and deadlines (engine_runtime.hpp): the simulator's.
+  // nullptr: the engine's own threads (executor_threads, read_threads).
+  const EngineRuntime* runtime = nullptr;
   ClaimCheckOptions claim_check;
   // Unreferenced blobs older than the grace period are removed this often
   // (blob_gc.cpp); the grace covers an upload whose referencing request has
@@ -183,7 +187,8 @@ class Engine {
   // cannot write: a full disk), for describe and the health status.
   std::string server_problem() const { return store_.write_problem(); }
 
-  // Looks for due timers now (tests that move a ManualClock call this).
+  // Looks for due timers now (tests that move a ManualClock call this; with
+  // an EngineRuntime, its driver whenever a timer may be due).
   void check_timers();
   // One retention pass now, over every run closed longer ago than the
   // retention period by the engine's clock; the sweeper thread calls it
@@ -312,7 +317,7 @@ class Engine {
   };
   Result<LoadedExecution> load_execution(std::string namespace_id, const v1::WorkflowExecution& execution);
   std::string new_run_id();
-  DeadlineScheduler::SteadyTime poll_deadline() const;
+  Deadlines::SteadyTime poll_deadline() const;
 
   // Polls of both task kinds: take a task, record it started (dropping stale
   // rows and polling on), then fill in what the poller needs from history.
@@ -324,7 +329,7 @@ class Engine {
   struct PollSpec {
     QueueKey queue;
     std::string identity;
-    DeadlineScheduler::SteadyTime deadline;
+    Deadlines::SteadyTime deadline;
     std::shared_ptr<PollTicket> ticket;
     int page_events = 0;  // workflow and query tasks: events in the history page they come with
   };
@@ -359,7 +364,7 @@ class Engine {
     ExecutionKey execution;
     v1::WorkflowQuery query;
     Reply<v1::QueryWorkflowResponse> reply;
-    DeadlineScheduler::Id deadline = 0;
+    Deadlines::Id deadline = 0;
   };
   // Ids for tasks that live only in matching (query and sticky tasks):
   // negative, so they never meet a stored task's id.
@@ -410,6 +415,14 @@ class Engine {
   void retention_loop();
 
   void timer_loop();
+  // One look at the timer table: fires the due timers not in flight.
+  struct TimerLook {
+    bool due_read = false;  // the due rows could be read
+    size_t due = 0;
+    size_t launched = 0;            // of those, not in flight already
+    std::optional<TimePoint> next;  // when the earliest row is due
+  };
+  TimerLook fire_due_timers();
   // Blob garbage collection (blob_gc.cpp), on a thread of its own.
   void start_blob_gc();
   void stop_blob_gc();
@@ -426,10 +439,15 @@ class Engine {
   Store& store_;
   EngineOptions options_;
   const Clock& clock_;
-  DeadlineScheduler deadlines_;
+  // The engine's own threads, without an EngineRuntime; the references below
+  // name these or the runtime's.
+  std::unique_ptr<DeadlineScheduler> own_deadlines_;
+  std::unique_ptr<Executor> own_executor_;
+  std::unique_ptr<Executor> own_read_pool_;
+  Deadlines& deadlines_;
+  TaskRunner& executor_;
+  TaskRunner& read_pool_;
   Matching matching_;
-  Executor executor_;
-  Executor read_pool_;
   ExecutionSerializer serializer_;
   RequestAdmission admission_;
   ClaimCheck claim_check_;

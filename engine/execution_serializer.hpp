@@ -18,8 +18,8 @@
 #include <map>
 #include <mutex>
 
-#include "engine/executor.hpp"
 #include "engine/store/records.hpp"
+#include "engine/task_runner.hpp"
 
 namespace reprise::engine {
 
@@ -28,7 +28,7 @@ class ExecutionSerializer {
   using Done = std::function<void()>;
   using Operation = std::function<void(Done)>;
 
-  explicit ExecutionSerializer(Executor& executor) : executor_(executor) {}
+  explicit ExecutionSerializer(TaskRunner& executor) : executor_(executor) {}
 
   static constexpr size_t kUnbounded = SIZE_MAX;
 
@@ -68,7 +68,7 @@ class ExecutionSerializer {
     start(key, std::move(op));
   }
 
-  Executor& executor_;
+  TaskRunner& executor_;
   std::mutex mu_;
   // Present while an operation of the key runs; holds the ones waiting.
   std::map<ExecutionKey, std::deque<Operation>> queues_;

@@ -12,9 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "engine/task_runner.hpp"
+
 namespace reprise::engine {
 
-class Executor {
+class Executor final : public TaskRunner {
  public:
   explicit Executor(int threads) {
     for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { run(); });
@@ -31,7 +33,7 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  void post(std::function<void()> job) {
+  void post(std::function<void()> job) override {
     std::lock_guard lock(mu_);
     jobs_.push_back(std::move(job));
     cv_.notify_one();  // under the lock: post() is done with *this once it unlocks

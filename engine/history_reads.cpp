@@ -107,12 +107,12 @@ void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Rep
           ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.wait_timeout()))
           : options_.poll_timeout,
       options_.max_history_wait);
-  const auto deadline = std::chrono::steady_clock::now() + wait;
+  const auto deadline = deadlines_.now() + wait;
   OperationRef in_flight = begin_op();
   if (!in_flight) return reply(Status::unavailable("the server is shutting down"));
   // Exactly one answer, whoever gives it: the read, the wait's end, shutdown.
   auto answered = std::make_shared<std::atomic<bool>>(false);
-  auto wait_deadline = std::make_shared<std::atomic<DeadlineScheduler::Id>>(0);
+  auto wait_deadline = std::make_shared<std::atomic<Deadlines::Id>>(0);
   auto finish = [this, answered, wait_deadline, reply, in_flight](Result<v1::GetHistoryResponse> r) {
     if (answered->exchange(true)) return;
     // The deadline holds the waiting closure: it goes now, not when due.
@@ -161,7 +161,7 @@ void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Rep
         return done(out);
       }
     }
-    if (std::chrono::steady_clock::now() >= deadline) return done(v1::GetHistoryResponse());
+    if (deadlines_.now() >= deadline) return done(v1::GetHistoryResponse());
     // Parked: the watch wakes this again. If the wait ended meanwhile, the
     // watcher goes now rather than at the next change.
     if (answered->load()) unwatch(key, watch_id->load());

@@ -54,15 +54,14 @@ void Engine::query_blocking(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
     *q.query.mutable_args() = request.args();
     q.reply = std::move(reply);
     const std::string queue = state.task_queue().name();
-    q.deadline =
-        deadlines_.schedule(std::chrono::steady_clock::now() + timeout, [this, id, task_id, ns, queue, timeout] {
-          if (auto expired = take_query(id)) {
-            matching_.remove({ns, TaskKind::kWorkflowTask, queue}, task_id);
-            expired->reply(Status::deadline_exceeded("no worker answered query '" + expired->query.query_type() +
-                                                     "' within " + std::to_string(timeout.count()) +
-                                                     " ms (is a worker polling task queue '" + queue + "'?)"));
-          }
-        });
+    q.deadline = deadlines_.schedule(deadlines_.now() + timeout, [this, id, task_id, ns, queue, timeout] {
+      if (auto expired = take_query(id)) {
+        matching_.remove({ns, TaskKind::kWorkflowTask, queue}, task_id);
+        expired->reply(Status::deadline_exceeded("no worker answered query '" + expired->query.query_type() +
+                                                 "' within " + std::to_string(timeout.count()) +
+                                                 " ms (is a worker polling task queue '" + queue + "'?)"));
+      }
+    });
   }
   internal::TaskPayload payload;
   payload.set_query_id(id);

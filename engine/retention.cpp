@@ -82,13 +82,12 @@ void Engine::delete_requested_run(ExecutionKey key, bool terminated, int attempt
     }
     OperationRef in_flight = begin_op();
     if (!in_flight) return reply(Status::unavailable("the server is shutting down"));
-    deadlines_.schedule(std::chrono::steady_clock::now() + kParentWaitStep,
-                        [this, key, terminated, attempt, reply, in_flight] {
-                          executor_.post([this, key, terminated, attempt, reply, in_flight] {
-                            if (closing()) return reply(Status::unavailable("the server is shutting down"));
-                            delete_requested_run(key, terminated, attempt + 1, reply);
-                          });
-                        });
+    deadlines_.schedule(deadlines_.now() + kParentWaitStep, [this, key, terminated, attempt, reply, in_flight] {
+      executor_.post([this, key, terminated, attempt, reply, in_flight] {
+        if (closing()) return reply(Status::unavailable("the server is shutting down"));
+        delete_requested_run(key, terminated, attempt + 1, reply);
+      });
+    });
   });
 }
 

@@ -2,6 +2,8 @@
 // fires what is due (each as a transition of its execution) and moves back a
 // timer that keeps failing. It does nothing else, so a timer fires on time
 // whatever else the server is busy with (blob collection has its own thread).
+// With an EngineRuntime there is no loop: each look is a job on the driver's
+// executor, posted by check_timers().
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 #include "history/proto_time.hpp"
@@ -18,6 +20,11 @@ constexpr std::chrono::nanoseconds kMaxTimerPostpone = std::chrono::minutes(10);
 }  // namespace
 
 void Engine::check_timers() {
+  if (options_.runtime != nullptr) {
+    // No loop to wake: the driver's executor runs the look.
+    executor_.post([this] { fire_due_timers(); });
+    return;
+  }
   {
     std::lock_guard lock(timer_mu_);
     timer_check_requested_ = true;
@@ -25,31 +32,39 @@ void Engine::check_timers() {
   timer_cv_.notify_all();
 }
 
+Engine::TimerLook Engine::fire_due_timers() {
+  TimerLook look;
+  Result<std::vector<TimerRecord>> due = store_.due_timers(clock_.now(), 256);
+  Result<std::optional<TimePoint>> next = store_.next_timer_time();
+  if (next) look.next = *next;
+  if (!due) return look;
+  look.due_read = true;
+  look.due = due->size();
+  std::vector<TimerRecord> launch;
+  {
+    std::lock_guard lock(timer_mu_);
+    for (TimerRecord& t : *due) {
+      if (timers_in_flight_.insert(t.timer_id).second) launch.push_back(std::move(t));
+    }
+  }
+  look.launched = launch.size();
+  for (TimerRecord& t : launch) fire(std::move(t));
+  return look;
+}
+
 void Engine::timer_loop() {
   std::unique_lock lock(timer_mu_);
   while (!stopping_) {
     timer_check_requested_ = false;
     lock.unlock();
-    Result<std::vector<TimerRecord>> due = store_.due_timers(clock_.now(), 256);
-    Result<std::optional<TimePoint>> next = store_.next_timer_time();
+    const TimerLook look = fire_due_timers();
     lock.lock();
-    std::vector<TimerRecord> launch;
-    if (due) {
-      for (TimerRecord& t : *due) {
-        if (timers_in_flight_.insert(t.timer_id).second) launch.push_back(std::move(t));
-      }
-    }
-    if (!launch.empty()) {
-      lock.unlock();
-      for (TimerRecord& t : launch) fire(std::move(t));
-      lock.lock();
-      continue;
-    }
+    if (look.launched > 0) continue;
     // Sleep until the next timer is due (re-checking at least every second,
     // since the clock may be moved by hand) or until asked to look again.
     auto wait = std::chrono::milliseconds(1000);
-    if (next && next->has_value() && (!due || due->empty())) {
-      const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(**next - clock_.now());
+    if (look.next.has_value() && (!look.due_read || look.due == 0)) {
+      const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(*look.next - clock_.now());
       wait = std::clamp(until, std::chrono::milliseconds(0), wait);
     }
     timer_cv_.wait_for(lock, wait, [this] { return stopping_ || timer_check_requested_; });
@@ -105,6 +120,7 @@ void Engine::finish_timer(int64_t timer_id, bool look_again) {
     if (look_again) timer_check_requested_ = true;
   }
   timer_cv_.notify_all();
+  if (look_again && options_.runtime != nullptr) check_timers();
 }
 
 }  // namespace reprise::engine

@@ -120,13 +120,11 @@ void Engine::retry_transfer(TaskRecord task, int attempt, const Status& why) {
               {"attempt", std::to_string(attempt)},
               {"retry_in_ms", std::to_string(delay.count())},
               {"error", why.to_string()}});
-  deadlines_.schedule(std::chrono::steady_clock::now() + delay,
-                      [this, task = std::move(task), attempt, in_flight]() mutable {
-                        if (closing()) return;
-                        executor_.post([this, task = std::move(task), attempt, in_flight]() mutable {
-                          run_transfer(std::move(task), attempt + 1);
-                        });
-                      });
+  deadlines_.schedule(deadlines_.now() + delay, [this, task = std::move(task), attempt, in_flight]() mutable {
+    if (closing()) return;
+    executor_.post(
+        [this, task = std::move(task), attempt, in_flight]() mutable { run_transfer(std::move(task), attempt + 1); });
+  });
 }
 
 void Engine::drop_task(int64_t task_id) {

@@ -31,7 +31,7 @@ void Matching::add(TaskRecord task) {
   handed_to(std::move(task));
 }
 
-Matching::PollId Matching::poll(const QueueKey& key, DeadlineScheduler::SteadyTime deadline, PollCallback done) {
+Matching::PollId Matching::poll(const QueueKey& key, Deadlines::SteadyTime deadline, PollCallback done) {
   std::optional<TaskRecord> task;
   PollId id = 0;
   {

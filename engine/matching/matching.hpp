@@ -24,7 +24,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "engine/deadline_scheduler.hpp"
+#include "engine/deadlines.hpp"
 #include "engine/store/records.hpp"
 
 namespace reprise::engine {
@@ -44,7 +44,7 @@ class Matching {
  public:
   using PollId = uint64_t;
 
-  explicit Matching(DeadlineScheduler& deadlines) : deadlines_(deadlines) {}
+  explicit Matching(Deadlines& deadlines) : deadlines_(deadlines) {}
 
   // Adds a committed task to the queue of its execution's namespace, kind
   // and queue name. A task id already queued is ignored, so rebuilding from
@@ -53,7 +53,7 @@ class Matching {
 
   // Takes the oldest task of `key` now, or parks until one arrives or
   // `deadline`. Returns an id for cancel().
-  PollId poll(const QueueKey& key, DeadlineScheduler::SteadyTime deadline, PollCallback done);
+  PollId poll(const QueueKey& key, Deadlines::SteadyTime deadline, PollCallback done);
 
   // Removes a queued task that is no longer wanted (an expired query task).
   // False if a poller took it already.
@@ -82,14 +82,14 @@ class Matching {
   struct Poller {
     QueueKey key;
     PollCallback done;
-    DeadlineScheduler::Id deadline = 0;
+    Deadlines::Id deadline = 0;
   };
 
   // Removes a parked poller; returns its callback, or nothing if it is gone.
   std::optional<PollCallback> take_poller_locked(PollId id);
   void drop_if_idle_locked(std::map<QueueKey, Queue>::iterator queue);
 
-  DeadlineScheduler& deadlines_;
+  Deadlines& deadlines_;
   mutable std::mutex mu_;
   std::map<QueueKey, Queue> queues_;
   std::unordered_map<PollId, Poller> pollers_;

@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "engine/deadline_scheduler.hpp"
+
 namespace reprise::engine {
 namespace {
 
