@@ -176,7 +176,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
 
   auto pool = std::make_unique<ReadPool>(std::move(readers));
   auto tw = std::make_unique<TransitionWriter>(std::move(*writer), options.max_batch, std::move(options.fault_hook),
-                                               options.wait_when_full, std::move(options.on_write_stall));
+                                               options.wait_when_full, std::move(options.on_write_stall),
+                                               options.writer_thread);
   auto blobs = std::make_unique<SqliteBlobStore>(*tw, *pool, clock, options.blobs);
   return std::unique_ptr<SqliteStore>(
       new SqliteStore(path, report, std::move(commits), std::move(pool), std::move(tw), std::move(blobs)));

@@ -40,6 +40,9 @@ struct StoreOptions {
   bool wait_when_full = true;
   StallReport on_write_stall{};  // hears of writes waiting for room, rate-limited
   FaultHook fault_hook{};        // tests only
+  // false: the writer has no thread, and commits only when the driver calls
+  // commit_next_batch() (the deterministic simulator; transition_writer.hpp).
+  bool writer_thread = true;
   const Clock* clock = nullptr;  // defaults to the system clock
 };
 
@@ -79,6 +82,10 @@ class SqliteStore final : public Store {
   void stop_waiting_for_space() override { writer_->stop_waiting_for_space(); }
 
   TransitionWriter::Stats writer_stats() const { return writer_->stats(); }
+  // With writer_thread false: commits the next batch on this thread (false
+  // if nothing was queued), and how many writes wait for one.
+  bool commit_next_batch() { return writer_->commit_next_batch(); }
+  size_t queued_writes() const { return writer_->queued(); }
   // SQLite transactions committed on the file by this store, every
   // connection counted.
   int64_t commits() const { return commits_->load(); }

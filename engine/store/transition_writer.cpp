@@ -30,21 +30,45 @@ Status explain_lost_update(SqliteDb& db, const ExecutionWrite& w) {
 }  // namespace
 
 TransitionWriter::TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, FaultHook fault_hook,
-                                   bool wait_when_full, StallReport report)
+                                   bool wait_when_full, StallReport report, bool own_thread)
     : db_(std::move(db)),
       max_batch_(max_batch < 1 ? 1 : max_batch),
       fault_hook_(std::move(fault_hook)),
-      wait_when_full_(wait_when_full),
+      wait_when_full_(wait_when_full && own_thread),
       report_(std::move(report)),
-      thread_([this] { run(); }) {}
+      own_thread_(own_thread) {
+  if (own_thread_) thread_ = std::thread([this] { run(); });
+}
 
 TransitionWriter::~TransitionWriter() {
+  std::deque<Pending> left;
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    if (!own_thread_) left.swap(queue_);  // a thread drains the queue before it ends
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
+  for (Pending& p : left) p.done(Status::unavailable("store is closing"));
+}
+
+bool TransitionWriter::commit_next_batch() {
+  std::deque<Pending> batch;
+  {
+    std::lock_guard lock(mu_);
+    while (!queue_.empty() && static_cast<int>(batch.size()) < max_batch_) {
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+  }
+  if (batch.empty()) return false;
+  commit_batch(batch);
+  return true;
+}
+
+size_t TransitionWriter::queued() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
 }
 
 void TransitionWriter::submit(Transition transition, CommitCallback done) {

@@ -21,7 +21,15 @@
 // first failure, every 10 s after (with the attempts in between) and once
 // writes go through again.
 //
-// Thread safety: submit() from any thread; callbacks run on the writer thread.
+// Without a thread of its own (`own_thread` false: the deterministic
+// simulator) nothing is committed until the driver calls commit_next_batch(),
+// which commits one batch on the calling thread: the driver chooses when
+// commits land, and can stop the process between a commit and its
+// acknowledgement (FaultHook). A batch waiting for room then fails at once,
+// as with `wait_when_full` false, rather than sleeping on the driver's thread.
+//
+// Thread safety: submit() from any thread; callbacks run on the writer thread
+// (or in commit_next_batch()).
 #pragma once
 
 #include <chrono>
@@ -58,10 +66,17 @@ class TransitionWriter {
   // With `wait_when_full` false, a batch the disk has no room for fails
   // with RESOURCE_EXHAUSTED at once (tools, and tests of that failure).
   TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, FaultHook fault_hook, bool wait_when_full = true,
-                   StallReport report = nullptr);
+                   StallReport report = nullptr, bool own_thread = true);
   // Drains the queue (every queued transition is committed or failed), then
-  // stops the thread.
+  // stops the thread. Without a thread, fails what is still queued with
+  // UNAVAILABLE: the driver commits by stepping, never by closing.
   ~TransitionWriter();
+
+  // Without a thread of its own: commits up to max_batch queued writes now
+  // and answers them (on this thread); false if none was queued.
+  bool commit_next_batch();
+  // Writes queued and not yet taken into a batch.
+  size_t queued() const;
 
   void submit(Transition transition, CommitCallback done);
   // Runs `job` on the writer's connection inside the next batch's
@@ -115,6 +130,7 @@ class TransitionWriter {
   FaultHook fault_hook_;
   const bool wait_when_full_;
   StallReport report_;
+  const bool own_thread_;
   // The stall in progress (writer thread); problem_ is read by others.
   WriteStall stall_;
   std::chrono::steady_clock::time_point stall_began_, last_report_;
@@ -126,7 +142,7 @@ class TransitionWriter {
   bool stopping_ = false;
   bool give_up_waiting_ = false;  // set by stop_waiting_for_space(), cleared when a batch gets through
   Stats stats_;
-  std::thread thread_;  // last: starts after everything above is ready
+  std::thread thread_;  // last: starts after everything above is ready (if own_thread_)
 };
 
 }  // namespace reprise::engine
