@@ -125,9 +125,10 @@ std::string_view Statement::column_blob_view(int index) const {
 
 bool Statement::column_is_null(int index) const { return sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
 
-Result<std::unique_ptr<SqliteDb>> SqliteDb::connect(const std::string& path, int flags) {
+Result<std::unique_ptr<SqliteDb>> SqliteDb::connect(const std::string& path, int flags, const std::string& vfs) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, vfs.empty() ? nullptr : vfs.c_str());
   std::unique_ptr<SqliteDb> db(new SqliteDb(raw, path));
   if (rc != SQLITE_OK) {
     if (raw == nullptr) return Status::resource_exhausted("out of memory opening database '" + path + "'");
@@ -138,8 +139,9 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::connect(const std::string& path, int
   return db;
 }
 
-Result<std::unique_ptr<SqliteDb>> SqliteDb::open_as_is(const std::string& path, bool create) {
-  Result<std::unique_ptr<SqliteDb>> db = connect(path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0));
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open_as_is(const std::string& path, bool create, const std::string& vfs) {
+  Result<std::unique_ptr<SqliteDb>> db =
+      connect(path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), vfs);
   if (!db) return db;
   // SQLite quietly falls back to read-only when it cannot write the file.
   if (sqlite3_db_readonly((*db)->handle(), "main") == 1) {
@@ -151,7 +153,7 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::open_as_is(const std::string& path, 
 }
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::open_read_only(const std::string& path) {
-  return connect(path, SQLITE_OPEN_READONLY);
+  return connect(path, SQLITE_OPEN_READONLY, "");
 }
 
 Status SqliteDb::configure(Durability durability) {
@@ -167,8 +169,26 @@ Status SqliteDb::configure(Durability durability) {
   return exec("PRAGMA temp_store=MEMORY");
 }
 
-Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::string& path, bool create, Durability durability) {
-  Result<std::unique_ptr<SqliteDb>> db = open_as_is(path, create);
+Result<ConnectionSettings> SqliteDb::settings() {
+  ConnectionSettings settings;
+  {
+    Result<Statement> s = prepare_uncached("PRAGMA synchronous");
+    if (!s) return s.status();
+    Result<bool> row = s->step();
+    if (!row) return row.status();
+    if (*row) settings.synchronous = static_cast<int>(s->column_int(0));
+  }
+  Result<Statement> s = prepare_uncached("PRAGMA journal_mode");
+  if (!s) return s.status();
+  Result<bool> row = s->step();
+  if (!row) return row.status();
+  if (*row) settings.journal_mode = s->column_text(0);
+  return settings;
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::string& path, bool create, Durability durability,
+                                                 const std::string& vfs) {
+  Result<std::unique_ptr<SqliteDb>> db = open_as_is(path, create, vfs);
   if (!db) return db;
   REPRISE_RETURN_IF_ERROR((*db)->configure(durability));
   return db;

@@ -68,17 +68,28 @@ enum class Durability {
   kNormal,
 };
 
+// What a connection reports it runs with (PRAGMA synchronous, journal_mode):
+// the settings configure() makes, read back.
+struct ConnectionSettings {
+  int synchronous = -1;  // 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA
+  std::string journal_mode;
+};
+
 class SqliteDb {
  public:
   // Opens (creating if `create`) the file and sets WAL mode, the durability
-  // level and a busy timeout.
-  static Result<std::unique_ptr<SqliteDb>> open(const std::string& path, bool create, Durability durability);
+  // level and a busy timeout. `vfs` names a registered SQLite VFS to open it
+  // through; "" is SQLite's default (tests simulate a power loss with one).
+  static Result<std::unique_ptr<SqliteDb>> open(const std::string& path, bool create, Durability durability,
+                                                const std::string& vfs = "");
   // Opens the file for reading and writing with only a busy timeout: nothing
   // is written to it yet (setting WAL mode rewrites the header of a file in
   // another mode), so it can be looked at before the store takes it over.
   // configure() then does what open() does.
-  static Result<std::unique_ptr<SqliteDb>> open_as_is(const std::string& path, bool create);
+  static Result<std::unique_ptr<SqliteDb>> open_as_is(const std::string& path, bool create,
+                                                      const std::string& vfs = "");
   Status configure(Durability durability);
+  Result<ConnectionSettings> settings();
   // Opens an existing file read-only (SQLITE_OPEN_READONLY): for checking a
   // file, also while a server writes to it (WAL lets a reader beside it).
   static Result<std::unique_ptr<SqliteDb>> open_read_only(const std::string& path);
@@ -110,7 +121,7 @@ class SqliteDb {
  private:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   // sqlite3_open_v2 with `flags`, extended result codes and a busy timeout.
-  static Result<std::unique_ptr<SqliteDb>> connect(const std::string& path, int flags);
+  static Result<std::unique_ptr<SqliteDb>> connect(const std::string& path, int flags, const std::string& vfs);
   sqlite3* db_;
   std::string path_;
   std::map<const char*, sqlite3_stmt*> cache_;

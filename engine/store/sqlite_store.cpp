@@ -131,7 +131,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
   // which rewrites the header of a file in another mode (someone else's
   // database) and turns an empty file into an empty database.
   REPRISE_RETURN_IF_ERROR(check_file_before_open(path, options.init_empty_file));
-  Result<std::unique_ptr<SqliteDb>> writer = SqliteDb::open_as_is(path, false);
+  Result<std::unique_ptr<SqliteDb>> writer = SqliteDb::open_as_is(path, false, options.vfs);
   if (!writer) return writer.status();
   Result<int> version = read_schema_version(**writer);
   if (!version) return version.status();
@@ -166,9 +166,16 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
 
   std::vector<std::unique_ptr<SqliteDb>> readers;
   for (int i = 0; i < std::max(1, options.read_connections); ++i) {
-    Result<std::unique_ptr<SqliteDb>> r = SqliteDb::open(path, false, options.durability);
+    Result<std::unique_ptr<SqliteDb>> r = SqliteDb::open(path, false, options.durability, options.vfs);
     if (!r) return r.status();
     readers.push_back(std::move(*r));
+  }
+  std::vector<SqliteDb*> connections = {writer->get()};
+  for (auto& reader : readers) connections.push_back(reader.get());
+  for (SqliteDb* db : connections) {
+    Result<ConnectionSettings> settings = db->settings();
+    if (!settings) return settings.status();
+    report.connections.push_back(*settings);
   }
   auto commits = std::make_unique<std::atomic<int64_t>>(0);
   (*writer)->count_commits(commits.get());

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/store/read_pool.hpp"
 #include "engine/store/sqlite_blob_store.hpp"
@@ -44,6 +45,11 @@ struct StoreOptions {
   // commit_next_batch() (the deterministic simulator; transition_writer.hpp).
   bool writer_thread = true;
   const Clock* clock = nullptr;  // defaults to the system clock
+  // The registered SQLite VFS the store's connections go through; "" is
+  // SQLite's default. Tests only: one that drops what was never synced
+  // simulates a power loss (tests/store/power_loss_vfs.hpp). A missing file
+  // is still created through the default VFS, whole and synced.
+  std::string vfs{};
 };
 
 // What opening the file found, for the server's log.
@@ -52,6 +58,9 @@ struct OpenReport {
   bool quick_checked = false;  // quick_check ran, and passed
   int64_t pages = 0;
   std::chrono::nanoseconds quick_check_time{0};
+  // Read back from each connection once configured: the writer's first,
+  // then the readers'.
+  std::vector<ConnectionSettings> connections;
 };
 
 class SqliteStore final : public Store {

@@ -37,20 +37,6 @@ void say(const std::string& line) {
   std::fflush(stdout);
 }
 
-// One step of an execution: its history and state, the swap of its single
-// pending task, one more timer and its visibility row, all in one transition.
-Transition make_step(const ExecutionKey& k, int64_t n, int64_t previous_task, size_t state_padding) {
-  Transition t;
-  ExecutionWrite w = testing::step(k, n);
-  w.state += std::string(state_padding, '.');
-  t.executions.push_back(std::move(w));
-  if (previous_task != 0) t.remove_tasks.push_back(previous_task);
-  t.add_tasks.push_back({0, TaskKind::kWorkflowTask, "q", k, k.workflow_id + ":" + std::to_string(n)});
-  t.add_timers.push_back({0, from_unix_nanos(n), k, std::to_string(n)});
-  t.visibility.push_back({k, "crash", "q", v1::WORKFLOW_EXECUTION_STATUS_RUNNING, from_unix_nanos(n), {}});
-  return t;
-}
-
 int run_writers(SqliteStore& store, int threads, int executions, int steps, size_t padding) {
   std::atomic<bool> failed{false};
   std::vector<std::thread> pool;
@@ -60,7 +46,7 @@ int run_writers(SqliteStore& store, int threads, int executions, int steps, size
       for (int n = 1; n <= steps && !failed; ++n) {
         for (int e = t; e < executions && !failed; e += threads) {
           const ExecutionKey k = testing::key("e-" + std::to_string(e));
-          Result<CommitResult> r = store.commit(make_step(k, n, task_of[e], padding));
+          Result<CommitResult> r = store.commit(testing::whole_step(k, n, task_of[e], padding));
           if (!r) {
             failed = true;
             say("error " + std::string(status_code_name(r.status().code())) + " " + r.status().message());

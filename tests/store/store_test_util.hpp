@@ -55,6 +55,22 @@ inline ExecutionWrite step(const ExecutionKey& k, int64_t n) {
   return w;
 }
 
+// The n-th step of an execution as the crash tests commit it: its history and
+// state (padded with `state_padding` dots), the swap of its single pending
+// task, one more timer and its visibility row, all in one transition.
+// crash_invariants.hpp checks that each is there whole or not at all.
+inline Transition whole_step(const ExecutionKey& k, int64_t n, int64_t previous_task, size_t state_padding = 0) {
+  Transition t;
+  ExecutionWrite w = step(k, n);
+  w.state += std::string(state_padding, '.');
+  t.executions.push_back(std::move(w));
+  if (previous_task != 0) t.remove_tasks.push_back(previous_task);
+  t.add_tasks.push_back({0, TaskKind::kWorkflowTask, "q", k, k.workflow_id + ":" + std::to_string(n)});
+  t.add_timers.push_back({0, from_unix_nanos(n), k, std::to_string(n)});
+  t.visibility.push_back({k, "crash", "q", v1::WORKFLOW_EXECUTION_STATUS_RUNNING, from_unix_nanos(n), {}});
+  return t;
+}
+
 // The child process binary built beside the tests.
 inline std::string store_child_path() {
   const char* p = std::getenv("REPRISE_STORE_CHILD");
