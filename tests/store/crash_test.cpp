@@ -22,6 +22,7 @@ constexpr int kSteps = 200;
 struct CrashRun {
   std::map<std::string, int64_t> acked;
   int status = 0;
+  int64_t committed_before_fault = -1;  // transitions of the batches before the fault point's
 };
 
 // Runs the writer, killing it after `kill_after_acks` acknowledgements (0:
@@ -38,6 +39,7 @@ CrashRun run_writer(const std::string& db, int kill_after_acks, std::vector<std:
   int acks = 0;
   while (child.read_line(line)) {
     testing::record_ack(line, run.acked);
+    if (line.rfind("fault-point committed ", 0) == 0) run.committed_before_fault = std::stoll(line.substr(22));
     if (line.rfind("error", 0) == 0) ADD_FAILURE() << line;
     if (++acks == kill_after_acks) child.kill(SIGKILL);
   }
@@ -66,6 +68,19 @@ TEST(StoreCrash, RandomKillsLoseNothingAcknowledged) {
   }
 }
 
+// Transitions in the file: each is one step of one execution.
+int64_t steps_in_file(const std::string& db) {
+  auto store = SqliteStore::open(db);
+  EXPECT_TRUE(store.is_ok()) << store.status().to_string();
+  if (!store.is_ok()) return -1;
+  int64_t steps = 0;
+  for (int e = 0; e < kExecutions; ++e) {
+    Result<ExecutionRecord> rec = (*store)->get_execution(testing::key("e-" + std::to_string(e)));
+    if (rec.is_ok()) steps += rec->version;
+  }
+  return steps;
+}
+
 TEST(StoreCrash, KillsAtExactFaultPoints) {
   for (const char* point : {"before-commit", "after-commit"}) {
     for (int batch : {1, 2, 7, 40, 150}) {
@@ -74,9 +89,16 @@ TEST(StoreCrash, KillsAtExactFaultPoints) {
       SCOPED_TRACE(std::string(point) + " of batch " + std::to_string(batch));
       CrashRun run = run_writer(db, 0, {point, std::to_string(batch)});
       ASSERT_TRUE(WIFSIGNALED(run.status));
+      ASSERT_GE(run.committed_before_fault, 0) << "the writer did not reach the fault point";
       reopen_and_check(db, run.acked);
       // Killed after its commit, the batch is there though nobody heard of it;
       // killed before, it is not: either way each step is whole.
+      const int64_t steps = steps_in_file(db);
+      if (std::string(point) == "before-commit") {
+        EXPECT_EQ(steps, run.committed_before_fault) << "the batch killed before its commit is not in the file";
+      } else {
+        EXPECT_GT(steps, run.committed_before_fault) << "the batch killed after its commit is in the file";
+      }
     }
   }
 }
@@ -86,17 +108,29 @@ TEST(StoreCrash, WritingResumesAfterACrash) {
   const std::string db = dir.file("resume.db");
   CrashRun first = run_writer(db, 300, {});
   ASSERT_TRUE(WIFSIGNALED(first.status));
+  std::map<std::string, int64_t> resumed;
+  {
+    auto store = SqliteStore::open(db);
+    ASSERT_TRUE(store.is_ok());
+    // What survived is what the writer acknowledged, or more, and whole.
+    testing::expect_whole_steps(**store, kExecutions, first.acked);
+    auto tasks = (*store)->load_tasks(0, 1000);
+    ASSERT_TRUE(tasks.is_ok());
+    ASSERT_EQ(tasks->size(), static_cast<size_t>(kExecutions)) << "each execution has its one pending task";
+    // The next step of every execution commits on top of what survived.
+    for (const auto& task : *tasks) {
+      auto rec = (*store)->get_execution(task.execution);
+      ASSERT_TRUE(rec.is_ok());
+      EXPECT_EQ(task.payload, task.execution.workflow_id + ":" + std::to_string(rec->version));
+      ASSERT_TRUE((*store)->commit(testing::whole_step(task.execution, rec->version + 1, task.task_id)).is_ok());
+      resumed[task.execution.workflow_id] = rec->version + 1;
+    }
+  }
   auto store = SqliteStore::open(db);
   ASSERT_TRUE(store.is_ok());
-  // The next step of every execution commits on top of what survived.
-  auto tasks = (*store)->load_tasks(0, 1000);
-  for (const auto& task : *tasks) {
-    auto rec = (*store)->get_execution(task.execution);
-    ASSERT_TRUE(rec.is_ok());
-    Transition t;
-    t.executions.push_back(testing::step(task.execution, rec->version + 1));
-    t.remove_tasks.push_back(task.task_id);
-    ASSERT_TRUE((*store)->commit(std::move(t)).is_ok());
+  testing::expect_whole_steps(**store, kExecutions, resumed);
+  for (const auto& [workflow_id, step] : resumed) {
+    EXPECT_EQ((*store)->get_execution(testing::key(workflow_id))->version, step) << workflow_id;
   }
 }
 

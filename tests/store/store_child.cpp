@@ -30,6 +30,7 @@ using namespace reprise::engine;
 namespace {
 
 std::mutex out_mu;
+std::atomic<SqliteStore*> opened{nullptr};  // the store of `write`, for its fault hook
 
 void say(const std::string& line) {
   std::lock_guard lock(out_mu);
@@ -81,7 +82,12 @@ int main(int argc, char** argv) {
       const int at = std::atoi(argv[7]);
       auto seen = std::make_shared<std::atomic<int>>(0);
       options.fault_hook = [point, at, seen](FaultPoint p) {
-        if (p == point && ++*seen == at) ::raise(SIGKILL);
+        if (p == point && ++*seen == at) {
+          // The transitions of the batches before this one, so the test can
+          // tell whether this batch is in the file.
+          say("fault-point committed " + std::to_string(opened.load()->writer_stats().transitions));
+          ::raise(SIGKILL);
+        }
         return Status::ok();
       };
     }
@@ -90,6 +96,7 @@ int main(int argc, char** argv) {
       say("error " + store.status().to_string());
       return 1;
     }
+    opened = store->get();
     return run_writers(**store, std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), 0);
   }
 
