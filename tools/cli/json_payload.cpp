@@ -17,13 +17,37 @@ std::string hex(const std::string& bytes) {
   return out;
 }
 
+// nlohmann-json reads and writes msgpack, compares and prints recursively, so
+// a value nested a few hundred thousand levels deep (a few hundred KB of
+// input) overflows the stack. Values nested deeper than this are refused.
+constexpr int kMaxNesting = 512;
+
+std::string too_deep() { return "nested deeper than " + std::to_string(kMaxNesting) + " levels"; }
+
+bool nested_too_deep(const std::string& msgpack_bytes) {
+  try {
+    (void)msgpack::unpack(msgpack_bytes.data(), msgpack_bytes.size(), nullptr, nullptr,
+                          msgpack::unpack_limit(0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff,
+                                                kMaxNesting));
+  } catch (const msgpack::depth_size_overflow&) {
+    return true;
+  } catch (const std::exception&) {
+    // Not valid msgpack: nlohmann-json says so below.
+  }
+  return false;
+}
+
 }  // namespace
 
 v1::Payload payload_from_json(const std::string& text, const std::string& what) {
   nlohmann::json value;
+  const auto limit_nesting = [&what](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxNesting) throw Error(what + " is " + too_deep());
+    return true;
+  };
   try {
-    value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+    value = nlohmann::json::parse(text, limit_nesting);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw Error(what + " is not valid JSON (" + text + "): " + e.what());
   }
   const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(value);
@@ -42,6 +66,9 @@ nlohmann::json payload_to_json(const v1::Payload& payload) {
   if (encoding == kNullEncoding) return nullptr;
   if (encoding != kMsgpackEncoding) return {{"$encoding", std::string(encoding)}, {"$bytes", payload.data().size()}};
   const std::string bytes = detail::uncompressed_bytes(payload, "a payload");
+  if (nested_too_deep(bytes)) {
+    return {{"$encoding", std::string(encoding)}, {"$bytes", bytes.size()}, {"$error", too_deep()}};
+  }
   try {
     return nlohmann::json::from_msgpack(bytes);
   } catch (const nlohmann::json::exception&) {
