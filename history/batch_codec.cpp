@@ -3,6 +3,8 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <limits>
+
 #include "history/stored_proto.hpp"
 
 namespace reprise::history {
@@ -17,7 +19,9 @@ constexpr char kFormatZstd = 0x02;
 
 Status check_consecutive(const v1::History& h, int first_index) {
   for (int i = first_index + 1; i < h.events_size(); ++i) {
-    if (h.events(i).event_id() != h.events(i - 1).event_id() + 1) {
+    // Nothing follows the largest id (and adding one to it would overflow).
+    const int64_t previous = h.events(i - 1).event_id();
+    if (previous == std::numeric_limits<int64_t>::max() || h.events(i).event_id() != previous + 1) {
       return Status::data_loss("event batch is not consecutive: event " + std::to_string(h.events(i - 1).event_id()) +
                                " is followed by " + std::to_string(h.events(i).event_id()));
     }
