@@ -100,6 +100,8 @@ struct Fixture {
 };
 
 TEST(SdkControl, CancelingAWorkflowReachesItsActivityAndItsCleanupRuns) {
+  releases = 0;
+  reserve_saw_cancel = false;
   Fixture f;
   auto run = f.client.start(hold_wf, {.id = "hold-1", .task_queue = "control"}, std::string("seat 12A"));
   for (int i = 0; i < 200; ++i) {
@@ -170,10 +172,12 @@ TEST(SdkControl, ABugBlocksTheWorkflowOnAFailedTaskThatDescribeShows) {
 }
 
 std::atomic<bool> long_job_canceled{false};
+std::atomic<std::chrono::steady_clock::time_point> long_job_canceled_at{};
 std::string long_job(ActivityContext& ctx, int64_t) {
   for (int i = 0; i < 1200; ++i) {
     ctx.heartbeat(i);
     if (ctx.cancel_requested()) {
+      long_job_canceled_at = std::chrono::steady_clock::now();
       long_job_canceled = true;
       throw CanceledError("shutting down");
     }
@@ -188,6 +192,7 @@ Workflow<std::string> long_workflow(WorkflowContext& ctx) {
 inline constexpr WorkflowDef<&long_workflow> long_wf{"long_workflow"};
 
 TEST(SdkControl, StopGivesRunningActivitiesTheirGraceAndThenCancelsThem) {
+  long_job_canceled = false;
   TempDir dir;
   auto connection = Connection::embedded(dir.file("grace.db"));
   Worker worker(connection, {.task_queue = "grace", .shutdown_grace = std::chrono::milliseconds(300)});
@@ -201,6 +206,7 @@ TEST(SdkControl, StopGivesRunningActivitiesTheirGraceAndThenCancelsThem) {
   const auto stopping = std::chrono::steady_clock::now();
   worker.stop();
   EXPECT_TRUE(long_job_canceled) << "the activity was told to stop once the grace ran out";
+  EXPECT_GE(long_job_canceled_at.load() - stopping, 300ms) << "the activity was canceled before its grace ran out";
   EXPECT_LT(std::chrono::steady_clock::now() - stopping, 5s) << "stop() did not wait for the 30 s activity";
 }
 

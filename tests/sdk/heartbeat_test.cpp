@@ -108,6 +108,7 @@ Workflow<int64_t> bursts(WorkflowContext& ctx, int64_t n) {
 inline constexpr WorkflowDef<&bursts> bursts_wf{"bursts"};
 
 TEST(Heartbeats, AThousandInATightLoopCostTwoRpcsAndTheServerKeepsTheLast) {
+  burst_may_finish = false;
   TempDir dir;
   Server server(dir.file("burst.db"));
   auto connection = std::make_shared<Observed>(Connection::remote(server.address()));
@@ -152,6 +153,7 @@ Workflow<int64_t> stalling(WorkflowContext& ctx) {
 inline constexpr WorkflowDef<&stalling> stalling_wf{"stalling"};
 
 TEST(Heartbeats, TheNextAttemptAfterAHeartbeatTimeoutStartsFromTheLatestDetails) {
+  stalled_retry_done = false;
   TempDir dir;
   Server server(dir.file("stall.db"));
   auto connection = std::make_shared<Observed>(Connection::remote(server.address()));
@@ -220,6 +222,8 @@ Workflow<int64_t> spinning(WorkflowContext& ctx) {
 inline constexpr WorkflowDef<&spinning> spinning_wf{"spinning"};
 
 TEST(Heartbeats, HeartbeatNeverWaitsForTheServerAndACancellationStillArrives) {
+  spins = 0;
+  spin_saw_cancel = false;
   TempDir dir;
   Server server(dir.file("spin.db"));
   auto connection = std::make_shared<Observed>(Connection::remote(server.address()));

@@ -34,8 +34,10 @@ std::chrono::milliseconds time_to_stop(const std::shared_ptr<Connection>& connec
 }
 
 std::atomic<bool> busy_job_canceled{false};
+std::atomic<std::chrono::steady_clock::time_point> busy_job_canceled_at{};
 std::string busy_job(ActivityContext& ctx) {
   for (int i = 0; i < 1200 && !ctx.cancel_requested(); ++i) std::this_thread::sleep_for(25ms);
+  busy_job_canceled_at = std::chrono::steady_clock::now();
   busy_job_canceled = ctx.cancel_requested();
   throw CanceledError("shutting down");
 }
@@ -67,6 +69,7 @@ TEST(WorkerStop, StopCancelsParkedPollsOnARemoteConnection) {
 // The activity poller waits for a free thread, not in a poll: stop() still
 // gives the running activity its grace, then cancels it.
 TEST(WorkerStop, StopWithEveryActivityThreadBusyGivesTheGraceThenCancels) {
+  busy_job_canceled = false;
   TempDir dir;
   auto connection = Connection::embedded(dir.file("busy.db"));
   Worker worker(connection,
@@ -82,6 +85,7 @@ TEST(WorkerStop, StopWithEveryActivityThreadBusyGivesTheGraceThenCancels) {
   worker.stop();
   EXPECT_LT(std::chrono::steady_clock::now() - begin, 3s);
   EXPECT_TRUE(busy_job_canceled.load());
+  EXPECT_GE(busy_job_canceled_at.load() - begin, 300ms) << "the activity was canceled before its grace ran out";
 }
 
 }  // namespace

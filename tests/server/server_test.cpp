@@ -1,5 +1,7 @@
 // reprise-server as a real process on loopback, with a real SQLite file,
 // driven through the raw gRPC API; killed with SIGKILL and restarted.
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "server_harness.hpp"
@@ -139,16 +141,28 @@ TEST(Server, EveryWorkflowCompletesAfterKillNineAndRestart) {
 
 TEST(Server, ShutsDownCleanlyWithAPollParked) {
   TempDir dir;
-  Server server(dir.file("term.db"));
+  // Polls wait a minute here, far longer than the shutdown may take: the poll
+  // can only end in time if the shutdown answers it.
+  Server server(dir.file("term.db"), {"--poll-timeout-ms", "60000"});
+  std::atomic<bool> answered{false};
+  grpc::Status status;
+  v1::PollWorkflowTaskResponse out;
   std::thread poller([&] {
     v1::PollWorkflowTaskRequest r;
     r.mutable_task_queue()->set_name("nothing-here");
-    v1::PollWorkflowTaskResponse out;
-    call(server.stub(), &Stub::PollWorkflowTask, r, &out);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(90));
+    status = server.stub().PollWorkflowTask(&context, r, &out);
+    answered = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_FALSE(answered) << "the poll should be parked: " << status.error_message();
+  const auto before = std::chrono::steady_clock::now();
   EXPECT_EQ(server.terminate(), 0);
   poller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(5)) << "shutdown waited for the poll";
+  EXPECT_TRUE(status.ok()) << "the parked poll is answered empty, not cut off: " << status.error_message();
+  EXPECT_TRUE(out.task_token().empty());
 }
 
 }  // namespace

@@ -224,16 +224,41 @@ TEST_F(SqliteStoreTest, GroupCommitBatchesAndIsolatesFailures) {
 }
 
 TEST_F(SqliteStoreTest, FailedCommitFailsTheWholeBatch) {
-  std::atomic<bool> fail{true};
+  // The first batch is held at its commit until five transitions are queued
+  // behind it: they make the second batch, whose commit fails.
+  std::latch holding(1), queued(1);
+  std::atomic<int> commits{0};
   StoreOptions options;
   options.fault_hook = [&](FaultPoint p) {
-    if (p == FaultPoint::kBeforeCommit && fail.exchange(false)) return Status::unavailable("injected commit failure");
-    return Status::ok();
+    if (p != FaultPoint::kBeforeCommit) return Status::ok();
+    const int n = commits++;
+    if (n == 0) {
+      holding.count_down();
+      queued.wait();
+    }
+    return n == 1 ? Status::unavailable("injected commit failure") : Status::ok();
   };
   open(std::move(options));
-  EXPECT_EQ(commit(start(key("a"))).status().message(), "injected commit failure");
-  EXPECT_EQ(store_->get_execution(key("a")).status().code(), StatusCode::kNotFound);
-  ASSERT_TRUE(commit(start(key("a"))).is_ok()) << "a retry after the failure succeeds";
+  std::promise<Result<CommitResult>> first;
+  store_->commit_async(start(key("first")), [&](Result<CommitResult> r) { first.set_value(std::move(r)); });
+  holding.wait();
+  constexpr int kBatch = 5;
+  std::vector<std::future<Result<CommitResult>>> results;
+  for (int i = 0; i < kBatch; ++i) {
+    auto done = std::make_shared<std::promise<Result<CommitResult>>>();
+    results.push_back(done->get_future());
+    store_->commit_async(start(key("b-" + std::to_string(i))),
+                         [done](Result<CommitResult> r) { done->set_value(std::move(r)); });
+  }
+  queued.count_down();
+  ASSERT_TRUE(first.get_future().get().is_ok());
+  for (int i = 0; i < kBatch; ++i) {
+    EXPECT_EQ(results[i].get().status().message(), "injected commit failure") << "b-" << i;
+    EXPECT_EQ(store_->get_execution(key("b-" + std::to_string(i))).status().code(), StatusCode::kNotFound);
+  }
+  EXPECT_EQ(commits.load(), 2) << "the five shared one commit";
+  EXPECT_EQ(store_->writer_stats().transitions, 1);
+  ASSERT_TRUE(commit(start(key("b-0"))).is_ok()) << "a retry after the failure succeeds";
 }
 
 TEST_F(SqliteStoreTest, ListExecutionsFiltersAndPages) {

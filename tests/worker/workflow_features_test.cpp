@@ -590,11 +590,26 @@ TEST(Replay, ATenThousandEventHistoryReplaysToTheSameEnd) {
   const v1::History history = rec.history();
   ASSERT_GE(history.events_size(), 10'000);
   ASSERT_TRUE(history.events(history.events_size() - 1).has_workflow_execution_completed());
+  const v1::Payloads& recorded = history.events(history.events_size() - 1).workflow_execution_completed().result();
+  ASSERT_EQ(recorded.payloads_size(), 1);
+  EXPECT_EQ(from_payload<int64_t>(recorded.payloads(0), "result"), 2000);
   auto replayed = fresh<&sleeper>("sleeper");
   auto r = replayed.apply(history);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_TRUE(r->commands.empty());
   EXPECT_TRUE(replayed.finished());
+
+  // Replayed up to its last task, the code must reach the recorded end
+  // itself: the same completion, with the same result.
+  v1::History up_to_last_task = history;
+  up_to_last_task.mutable_events()->DeleteSubrange(history.events_size() - 2, 2);
+  ASSERT_TRUE(up_to_last_task.events(up_to_last_task.events_size() - 1).has_workflow_task_started());
+  auto again = fresh<&sleeper>("sleeper");
+  auto end = again.apply(up_to_last_task);
+  ASSERT_TRUE(end.is_ok()) << end.status().to_string();
+  ASSERT_EQ(end->commands.size(), 1u);
+  ASSERT_TRUE(end->commands[0].has_complete_workflow_execution());
+  EXPECT_EQ(end->commands[0].complete_workflow_execution().result().SerializeAsString(), recorded.SerializeAsString());
 }
 
 TEST(CacheAccounting, AnInstanceCountsTheCoroutineFramesItHolds) {

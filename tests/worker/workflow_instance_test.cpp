@@ -40,6 +40,12 @@ Workflow<std::string> checkout_v2(WorkflowContext& ctx, Order order) {
   co_return tracking;
 }
 
+// Checkout after someone made it wait for an approval first.
+inline constexpr Signal<std::string> approval{"approval"};
+Workflow<std::string> awaits_approval(WorkflowContext& ctx, Order order) {
+  co_return co_await ctx.wait(approval) + " for " + order.id;
+}
+
 Workflow<int64_t> refuses(WorkflowContext&, Order order) {
   if (order.cents > 1000) throw ApplicationError("TooExpensive", "orders over $10 need approval", true);
   co_return order.cents;
@@ -203,7 +209,7 @@ TEST(WorkflowInstance, InputThatDoesNotDecodeFailsTheTaskNotTheWorkflow) {
       << r.status().to_string();
 }
 
-TEST(WorkflowInstance, HistoryWithAnEventTheCodeNeverProducedIsNonDeterminism) {
+TEST(WorkflowInstance, CodeThatIssuesACommandHistoryNeverRecordedIsNonDeterminism) {
   Recorder rec(to_payloads(Order{"order-10", 1}));
   rec.completed({});  // history says the first task issued nothing...
   rec.task();
@@ -211,6 +217,39 @@ TEST(WorkflowInstance, HistoryWithAnEventTheCodeNeverProducedIsNonDeterminism) {
   auto r = instance.apply(rec.history());  // ...but the code schedules 'charge' at once
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("the workflow issued ScheduleActivityTask 'charge'"), std::string::npos)
+      << r.status().to_string();
+}
+
+TEST(WorkflowInstance, HistoryWithAnEventTheCodeNeverProducedIsNonDeterminism) {
+  Recorder rec(to_payloads(Order{"order-10", 1}));
+  auto original = fresh(worker::make_starter<&checkout>("checkout"));
+  auto first = original.apply(rec.history());
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  rec.completed(first->commands);  // history: ActivityTaskScheduled 'charge'...
+  rec.task();
+  auto changed = fresh(worker::make_starter<&awaits_approval>("checkout"));
+  auto r = changed.apply(rec.history());  // ...but the code now waits for a signal and issues nothing
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(),
+            "non-determinism: history has event 5 ActivityTaskScheduled 'charge' (activity id 1), but the workflow "
+            "code did nothing there now");
+}
+
+TEST(WorkflowInstance, AnOutcomeForAnActivityTheCodeNeverScheduledIsNonDeterminism) {
+  Recorder rec(to_payloads(Order{"order-11", 1}));
+  auto original = fresh(worker::make_starter<&checkout>("checkout"));
+  auto first = original.apply(rec.history());
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  rec.completed(first->commands);
+  rec.activity_completed(to_payload(std::string("receipt")));
+  rec.activity_completed_at(99, to_payload(std::string("stray")));  // no event 99 scheduled anything
+  rec.task();
+  auto replayed = fresh(worker::make_starter<&checkout>("checkout"));
+  auto r = replayed.apply(rec.history());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("for an activity the workflow code never scheduled"), std::string::npos)
       << r.status().to_string();
 }
 
