@@ -2,7 +2,8 @@
 // removes the blobs no run references any more and the uploads abandoned,
 // once past their grace. The blob store deletes them a batch per short
 // transaction through the store's writer, so timers keep firing and commits
-// keep going while a collection of many blobs runs.
+// keep going while a collection of many blobs runs; a shutdown stops it
+// between two batches.
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 
@@ -18,7 +19,7 @@ void Engine::stop_blob_gc() {
     blob_gc_stopping_ = true;
   }
   blob_gc_cv_.notify_all();
-  if (blob_gc_thread_.joinable()) blob_gc_thread_.join();  // a collection in progress ends first
+  if (blob_gc_thread_.joinable()) blob_gc_thread_.join();  // a collection in progress stops at its next batch
 }
 
 void Engine::blob_gc_loop() {
@@ -35,7 +36,10 @@ void Engine::blob_gc_loop() {
 }
 
 void Engine::collect_blob_garbage() {
-  Result<GcStats> gc = store_.blobs().collect_garbage(options_.blob_gc_grace);
+  Result<GcStats> gc = store_.blobs().collect_garbage(options_.blob_gc_grace, [this] {
+    std::lock_guard lock(blob_gc_mu_);
+    return blob_gc_stopping_;
+  });
   if (!gc) {
     log::error("blob garbage collection failed", {{"error", gc.status().to_string()}});
   } else if (gc->blobs_deleted > 0 || gc->uploads_abandoned > 0) {

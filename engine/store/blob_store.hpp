@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -58,7 +59,11 @@ class BlobStore {
   virtual Result<std::unique_ptr<BlobWriter>> begin_put() = 0;
   virtual Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256) = 0;
   virtual Result<BlobInfo> stat(const history::Sha256Digest& sha256) = 0;
-  virtual Result<GcStats> collect_garbage(std::chrono::nanoseconds grace) = 0;
+  // Removes what nothing references, a batch per transaction. `stop` is
+  // asked between batches: once it answers true the collection ends early,
+  // with the stats of the batches done (a shutdown must not wait for a whole
+  // collection of a large store).
+  virtual Result<GcStats> collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop = {}) = 0;
 
   // Whole-value conveniences over the streaming calls.
   Result<BlobInfo> put(std::string_view bytes);

@@ -214,7 +214,7 @@ Result<BlobInfo> SqliteBlobStore::stat(const Sha256Digest& sha256) {
   return BlobInfo{sha256, s->column_int(0), false};
 }
 
-Result<GcStats> SqliteBlobStore::collect_garbage(std::chrono::nanoseconds grace) {
+Result<GcStats> SqliteBlobStore::collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop) {
   const int64_t cutoff = to_unix_nanos(clock_.now() - grace);
   // Unreferenced blobs, then abandoned uploads (their chunks go with them,
   // ON DELETE CASCADE), gc_batch per transaction, walking blob ids upwards.
@@ -229,6 +229,7 @@ Result<GcStats> SqliteBlobStore::collect_garbage(std::chrono::nanoseconds grace)
   for (const char* sql : {kUnreferenced, kAbandoned}) {
     int64_t after = 0;
     while (true) {
+      if (stop && stop()) return stats;
       int64_t deleted = 0, bytes = 0, last = after;
       Status s = in_transaction([&](SqliteDb& db) -> Status {
         deleted = bytes = 0;  // a batch tried again (the disk was full) counts afresh

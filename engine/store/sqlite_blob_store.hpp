@@ -39,7 +39,7 @@ class SqliteBlobStore final : public BlobStore {
   Result<std::unique_ptr<BlobWriter>> begin_put() override;
   Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256) override;
   Result<BlobInfo> stat(const history::Sha256Digest& sha256) override;
-  Result<GcStats> collect_garbage(std::chrono::nanoseconds grace) override;
+  Result<GcStats> collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop) override;
 
  private:
   friend class SqliteBlobWriter;

@@ -152,14 +152,14 @@ class GatedStore : public Store {
     Result<std::unique_ptr<BlobWriter>> begin_put() override { return inner_.begin_put(); }
     Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& d) override { return inner_.open(d); }
     Result<BlobInfo> stat(const history::Sha256Digest& d) override { return inner_.stat(d); }
-    Result<GcStats> collect_garbage(std::chrono::nanoseconds grace) override {
+    Result<GcStats> collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop) override {
       {
         std::unique_lock lock(mu_);
         collecting_ = true;
         cv_.notify_all();
         cv_.wait(lock, [this] { return !held_; });
       }
-      return inner_.collect_garbage(grace);
+      return inner_.collect_garbage(grace, stop);
     }
 
    private:

@@ -51,7 +51,9 @@ class GatedBlobs : public BlobStore {
     gate_.pass();
     return inner_.stat(sha256);
   }
-  Result<GcStats> collect_garbage(std::chrono::nanoseconds grace) override { return inner_.collect_garbage(grace); }
+  Result<GcStats> collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop) override {
+    return inner_.collect_garbage(grace, stop);
+  }
 
  private:
   BlobStore& inner_;
