@@ -1,6 +1,7 @@
 // Continue-as-new: the workflow closes this run and starts a fresh one with
 // the same workflow id, new input and an empty history, in one transition.
-// Retries (workflow_retry.cpp) start their next run the same way.
+// Retries (workflow_retry.cpp) start their next run the same way; the
+// lineage both share (next_run_request, start_next_run) lives here.
 #include "engine/execution/mutable_state.hpp"
 #include "history/proto_time.hpp"
 
@@ -11,31 +12,19 @@ Status MutableState::continue_as_new(const v1::ContinueAsNewWorkflowExecutionCom
   for (const auto* d : {&a.workflow_run_timeout(), &a.workflow_task_timeout()}) {
     if (to_nanos(*d).count() < 0) return Status::invalid_argument(where + ": timeouts must not be negative");
   }
-  // Unset fields carry over from this run.
-  v1::StartWorkflowRequest next;
-  next.set_namespace_(key_.namespace_id);
-  next.set_workflow_id(key_.workflow_id);
-  *next.mutable_workflow_type() = a.workflow_type().name().empty() ? state_.workflow_type() : a.workflow_type();
-  next.mutable_task_queue()->set_name(a.task_queue().name().empty() ? state_.task_queue().name()
-                                                                    : a.task_queue().name());
+  // Unset fields carry over from this run, the retry policy too (as in
+  // Temporal): a chain that continues as new is still retried.
+  v1::StartWorkflowRequest next = next_run_request();
+  if (!a.workflow_type().name().empty()) *next.mutable_workflow_type() = a.workflow_type();
+  if (!a.task_queue().name().empty()) next.mutable_task_queue()->set_name(a.task_queue().name());
   *next.mutable_input() = a.input();
-  *next.mutable_workflow_run_timeout() =
-      to_nanos(a.workflow_run_timeout()).count() > 0 ? a.workflow_run_timeout() : state_.workflow_run_timeout();
-  *next.mutable_workflow_task_timeout() =
-      to_nanos(a.workflow_task_timeout()).count() > 0 ? a.workflow_task_timeout() : state_.workflow_task_timeout();
-  *next.mutable_workflow_execution_timeout() = state_.workflow_execution_timeout();
+  if (to_nanos(a.workflow_run_timeout()).count() > 0) *next.mutable_workflow_run_timeout() = a.workflow_run_timeout();
+  if (to_nanos(a.workflow_task_timeout()).count() > 0) {
+    *next.mutable_workflow_task_timeout() = a.workflow_task_timeout();
+  }
   if (a.has_retry_policy()) *next.mutable_retry_policy() = a.retry_policy();
-  // No request id: the start's belongs to the first run, and a retry of
-  // that start must not find this one (Temporal gives a new run a new id).
 
   RunLineage lineage;
-  lineage.continued_run_id = key_.run_id;
-  lineage.original_run_id = state_.original_run_id();
-  if (state_.has_execution_expiration_time())
-    lineage.execution_expiration = to_time(state_.execution_expiration_time());
-  lineage.parent = state_.parent_execution();
-  lineage.parent_initiated_event_id = state_.parent_initiated_event_id();
-
   lineage.initiator = v1::CONTINUE_AS_NEW_INITIATOR_WORKFLOW;  // attempt 1: a new chain of retries
   REPRISE_RETURN_IF_ERROR(start_next_run(next, std::move(lineage)).with_context(where));
 
@@ -53,8 +42,30 @@ Status MutableState::continue_as_new(const v1::ContinueAsNewWorkflowExecutionCom
   return Status::ok();
 }
 
+v1::StartWorkflowRequest MutableState::next_run_request() const {
+  v1::StartWorkflowRequest next;
+  next.set_namespace_(key_.namespace_id);
+  next.set_workflow_id(key_.workflow_id);
+  *next.mutable_workflow_type() = state_.workflow_type();
+  next.mutable_task_queue()->set_name(state_.task_queue().name());
+  *next.mutable_workflow_execution_timeout() = state_.workflow_execution_timeout();
+  *next.mutable_workflow_run_timeout() = state_.workflow_run_timeout();
+  *next.mutable_workflow_task_timeout() = state_.workflow_task_timeout();
+  if (state_.has_retry_policy()) *next.mutable_retry_policy() = state_.retry_policy();
+  // No request id: the start's belongs to the first run, and a retry of
+  // that start must not find this one (Temporal gives a new run a new id).
+  return next;
+}
+
 Status MutableState::start_next_run(const v1::StartWorkflowRequest& next, RunLineage lineage) {
   if (!run_ids_) return Status::internal("no run id source to start the run after " + key_.to_string());
+  lineage.continued_run_id = key_.run_id;
+  lineage.original_run_id = state_.original_run_id();
+  if (state_.has_execution_expiration_time()) {
+    lineage.execution_expiration = to_time(state_.execution_expiration_time());
+  }
+  lineage.parent = state_.parent_execution();
+  lineage.parent_initiated_event_id = state_.parent_initiated_event_id();
   auto continued =
       std::make_unique<MutableState>(ExecutionKey{key_.namespace_id, key_.workflow_id, run_ids_()}, now_, config_);
   // Its input may hold references (this run's own, or a retry's from its

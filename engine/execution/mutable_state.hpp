@@ -237,8 +237,14 @@ class MutableState {
   Status check_external_target(const v1::WorkflowExecution& target, const std::string& where) const;
   Status continue_as_new(const v1::ContinueAsNewWorkflowExecutionCommandAttributes& a, int64_t completed_event_id,
                          const std::string& where);
+  // The start of the run that continues this one (continue-as-new or a
+  // retry): the same workflow id, type, task queue, timeouts and retry
+  // policy; continue-as-new replaces what its command sets.
+  v1::StartWorkflowRequest next_run_request() const;
   // Creates the run this one continues as (continue-as-new or a retry), to
-  // be committed with this transition; call before close().
+  // be committed with this transition; call before close(). It fills in the
+  // chain's part of `lineage` (this run, the chain's first run, the execution
+  // deadline, the parent); the caller sets how the new run begins.
   Status start_next_run(const v1::StartWorkflowRequest& next, RunLineage lineage);
   // Retries (workflow_retry.cpp). When the run's retry policy retries
   // `failure` now, starts the next attempt and returns its run id ("" when

@@ -38,24 +38,10 @@ Result<std::string> MutableState::retry_run(const v1::Failure& failure) {
   Result<v1::WorkflowExecutionStartedEventAttributes> started = started_event_();
   if (!started) return started.status().with_context("retrying workflow execution " + key_.to_string());
 
-  v1::StartWorkflowRequest next;
-  next.set_namespace_(key_.namespace_id);
-  next.set_workflow_id(key_.workflow_id);
-  *next.mutable_workflow_type() = state_.workflow_type();
-  next.mutable_task_queue()->set_name(state_.task_queue().name());
+  v1::StartWorkflowRequest next = next_run_request();
   *next.mutable_input() = started->input();
-  *next.mutable_workflow_execution_timeout() = state_.workflow_execution_timeout();
-  *next.mutable_workflow_run_timeout() = state_.workflow_run_timeout();
-  *next.mutable_workflow_task_timeout() = state_.workflow_task_timeout();
-  *next.mutable_retry_policy() = state_.retry_policy();
 
   RunLineage lineage;
-  lineage.continued_run_id = key_.run_id;
-  lineage.original_run_id = state_.original_run_id();
-  if (state_.has_execution_expiration_time())
-    lineage.execution_expiration = to_time(state_.execution_expiration_time());
-  lineage.parent = state_.parent_execution();
-  lineage.parent_initiated_event_id = state_.parent_initiated_event_id();
   lineage.initiator = v1::CONTINUE_AS_NEW_INITIATOR_RETRY;
   lineage.attempt = std::max(1, state_.attempt()) + 1;
   lineage.continued_failure = failure;

@@ -156,6 +156,33 @@ TEST(WorkflowRetry, AClientWaitingOnTheFirstAttemptGetsTheResultOfTheSecond) {
   EXPECT_EQ(last.workflow_execution_completed().result().payloads(0).data(), "worked");
 }
 
+// Temporal's rule: the run a continue-as-new starts keeps the retry policy
+// of the run that continued, unless the command sets its own; so it is
+// retried when it fails, at attempt 2 of its new chain.
+TEST(WorkflowRetry, ARunThatContinuedAsNewKeepsTheRetryPolicy) {
+  TempDir dir;
+  Server server(dir.file("retry.db"));
+  start(server.stub(), retried_start("continued", policy(100, 2.0, 3)));
+  auto task = next_workflow_task(server.stub());
+  v1::Command continue_as_new;
+  continue_as_new.set_command_type(v1::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
+  continue_as_new.mutable_continue_as_new_workflow_execution()->mutable_input()->add_payloads()->set_data("next");
+  ASSERT_TRUE(complete(server.stub(), task.task_token(), {continue_as_new}).ok());
+  task = next_workflow_task(server.stub());
+  const std::string continued = task.workflow_execution().run_id();
+  EXPECT_EQ(started_of(task).retry_policy().maximum_attempts(), 3) << "the policy carried over";
+  EXPECT_EQ(started_of(task).attempt(), 1) << "a new chain of attempts";
+  ASSERT_TRUE(complete(server.stub(), task.task_token(), {fail_with("Flaky")}).ok());
+  const auto history = history_of_run(server.stub(), "continued", continued);
+  const auto& close = history.history().events(history.history().events_size() - 1);
+  ASSERT_TRUE(close.has_workflow_execution_failed());
+  EXPECT_FALSE(close.workflow_execution_failed().new_execution_run_id().empty()) << "the continued run is retried";
+  task = next_workflow_task(server.stub());
+  EXPECT_EQ(started_of(task).attempt(), 2);
+  EXPECT_EQ(started_of(task).input().payloads(0).data(), "next") << "with the continued run's input";
+  ASSERT_TRUE(complete(server.stub(), task.task_token(), {finish("done")}).ok());
+}
+
 TEST(WorkflowRetry, ANonRetryableFailureEndsTheChain) {
   TempDir dir;
   Server server(dir.file("retry.db"));
