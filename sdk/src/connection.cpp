@@ -179,6 +179,42 @@ std::shared_ptr<Connection> Connection::remote(const std::string& address) {
   return std::make_shared<RemoteConnection>(address);
 }
 
+namespace {
+
+// The run a close event hands its chain on to (continue-as-new, a retry of a
+// failed or timed-out run), or empty when the chain ends there.
+std::string next_run_named_by(const v1::HistoryEvent& close) {
+  switch (close.attributes_case()) {
+    case v1::HistoryEvent::kWorkflowExecutionContinuedAsNew:
+      return close.workflow_execution_continued_as_new().new_execution_run_id();
+    case v1::HistoryEvent::kWorkflowExecutionFailed:
+      return close.workflow_execution_failed().new_execution_run_id();
+    case v1::HistoryEvent::kWorkflowExecutionTimedOut:
+      return close.workflow_execution_timed_out().new_execution_run_id();
+    default:
+      return "";
+  }
+}
+
+// The run of `run_id`'s chain that is current now: the first one not closed
+// into a next one.
+std::string current_run_of_chain(Connection& connection, const std::string& workflow_id, std::string run_id) {
+  while (!run_id.empty()) {
+    v1::GetHistoryRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    r.mutable_workflow_execution()->set_run_id(run_id);
+    r.set_close_event_only(true);
+    const v1::GetHistoryResponse out = connection.get_history(r, std::chrono::seconds(30));
+    if (out.history().events_size() == 0) return run_id;  // running
+    std::string next = next_run_named_by(out.history().events(0));
+    if (next.empty()) return run_id;  // closed for good
+    run_id = std::move(next);
+  }
+  return run_id;
+}
+
+}  // namespace
+
 v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id,
                                       std::optional<std::chrono::milliseconds> timeout) {
   const auto deadline =
@@ -200,17 +236,14 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
     const v1::GetHistoryResponse out = connection.get_history(r, std::chrono::seconds(70));
     if (out.history().events_size() == 0) continue;  // still running
     const v1::HistoryEvent& e = out.history().events(0);
+    if (std::string next = next_run_named_by(e); !next.empty()) {  // continued or retried: the next run decides
+      run_id = std::move(next);
+      continue;
+    }
     switch (e.attributes_case()) {
       case v1::HistoryEvent::kWorkflowExecutionCompleted:
         return e.workflow_execution_completed().result();
-      case v1::HistoryEvent::kWorkflowExecutionContinuedAsNew:
-        run_id = e.workflow_execution_continued_as_new().new_execution_run_id();
-        continue;
       case v1::HistoryEvent::kWorkflowExecutionFailed:
-        if (!e.workflow_execution_failed().new_execution_run_id().empty()) {  // retried: the next run decides
-          run_id = e.workflow_execution_failed().new_execution_run_id();
-          continue;
-        }
         throw WorkflowFailedError(
             "workflow '" + workflow_id + "' failed: " + e.workflow_execution_failed().failure().message(),
             e.workflow_execution_failed().failure().type());
@@ -220,10 +253,6 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
       case v1::HistoryEvent::kWorkflowExecutionCanceled:
         throw WorkflowFailedError("workflow '" + workflow_id + "' was canceled", "");
       case v1::HistoryEvent::kWorkflowExecutionTimedOut:
-        if (!e.workflow_execution_timed_out().new_execution_run_id().empty()) {
-          run_id = e.workflow_execution_timed_out().new_execution_run_id();
-          continue;
-        }
         throw WorkflowFailedError("workflow '" + workflow_id + "' timed out", "");
       default:
         throw Error("workflow '" + workflow_id + "' closed with an unexpected event");
@@ -270,6 +299,22 @@ v1::DescribeWorkflowResponse describe(Connection& connection, const std::string&
   r.mutable_workflow_execution()->set_workflow_id(workflow_id);
   r.mutable_workflow_execution()->set_run_id(run_id);
   return connection.describe_workflow(r);
+}
+
+void on_current_run(Connection& connection, const std::string& workflow_id, const std::string& run_id,
+                    const std::function<void(const std::string& current_run_id)>& call) {
+  std::string current = current_run_of_chain(connection, workflow_id, run_id);
+  while (true) {
+    try {
+      call(current);
+      return;
+    } catch (const RpcError& e) {
+      if (e.code() != static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION)) throw;
+      std::string next = current_run_of_chain(connection, workflow_id, current);
+      if (next == current) throw;  // not because it moved on
+      current = std::move(next);
+    }
+  }
 }
 
 PayloadLoader blob_loader(std::shared_ptr<Connection> connection) {

@@ -78,6 +78,13 @@ Workflow<int64_t> buggy(WorkflowContext&) {
 }
 inline constexpr WorkflowDef<&buggy> buggy_wf{"buggy"};
 
+// Fails its first run; the retry waits for a signal.
+Workflow<std::string> fails_once(WorkflowContext& ctx) {
+  if (ctx.info().attempt == 1) throw ApplicationError("flaky", "the first run fails");
+  co_return co_await ctx.wait(go);
+}
+inline constexpr WorkflowDef<&fails_once> fails_once_wf{"fails_once"};
+
 struct Fixture {
   TempDir dir;
   Server server{dir.file("control.db")};
@@ -92,6 +99,7 @@ struct Fixture {
     worker.register_workflow(countdown_wf);
     worker.register_workflow(waits_wf);
     worker.register_workflow(buggy_wf);
+    worker.register_workflow(fails_once_wf);
     worker.register_activity(reserve_item);
     worker.register_activity(release_item);
     worker.start();
@@ -155,6 +163,38 @@ TEST(SdkControl, ResultCanTimeOutAndTerminateEndsTheWorkflow) {
     EXPECT_EQ(std::string(e.what()), "workflow 'idle' was terminated: no longer needed");
   }
   EXPECT_EQ(run.describe().info().status(), v1::WORKFLOW_EXECUTION_STATUS_TERMINATED);
+}
+
+// The handle start() gave names the first run; after a retry, describe,
+// cancel and terminate must reach the live second run, not the failed one.
+TEST(SdkControl, AHandleFollowsItsWorkflowIntoTheRetriedRun) {
+  Fixture f;
+  const StartOptions options{.id = "flaky",
+                             .task_queue = "control",
+                             .retry_policy = RetryPolicy{.initial_interval = 10ms, .maximum_attempts = 3}};
+  auto run = f.client.start(fails_once_wf, options);
+  v1::DescribeWorkflowResponse d = run.describe();
+  for (int i = 0; i < 500 && d.info().execution().run_id() == run.run_id(); ++i) {
+    std::this_thread::sleep_for(10ms);
+    d = run.describe();
+  }
+  EXPECT_NE(d.info().execution().run_id(), run.run_id()) << "describe reaches the retried run";
+  EXPECT_EQ(d.info().status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
+  const std::string retried = d.info().execution().run_id();
+
+  run.cancel("changed my mind");  // the retried run waits for a signal: it hears the cancel there
+  EXPECT_THROW(run.result(30s), WorkflowFailedError);
+  EXPECT_EQ(run.describe().info().status(), v1::WORKFLOW_EXECUTION_STATUS_CANCELED);
+  EXPECT_EQ(run.describe().info().execution().run_id(), retried);
+
+  auto second = f.client.start(
+      fails_once_wf, {.id = "flaky-2", .task_queue = "control", .retry_policy = RetryPolicy{.initial_interval = 10ms}});
+  for (int i = 0; i < 500 && second.describe().info().execution().run_id() == second.run_id(); ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  second.terminate("enough");
+  EXPECT_EQ(second.describe().info().status(), v1::WORKFLOW_EXECUTION_STATUS_TERMINATED)
+      << "terminate reached the retried run";
 }
 
 TEST(SdkControl, ABugBlocksTheWorkflowOnAFailedTaskThatDescribeShows) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,6 +128,13 @@ void terminate(Connection& connection, const std::string& workflow_id, const std
                const std::string& reason);
 v1::DescribeWorkflowResponse describe(Connection& connection, const std::string& workflow_id,
                                       const std::string& run_id);
+// Calls `call` with the current run of the chain `run_id` began: `run_id`,
+// or the run its close event handed on to (continue-as-new, a retry), and so
+// on, as result() follows it; empty `run_id` stays empty (the server's
+// current run). When that run closes into a next one before the call reaches
+// it (FAILED_PRECONDITION), the call goes to the next one.
+void on_current_run(Connection& connection, const std::string& workflow_id, const std::string& run_id,
+                    const std::function<void(const std::string& current_run_id)>& call);
 // Fetches claim-check payloads a client reads (results, query answers).
 PayloadLoader blob_loader(std::shared_ptr<Connection> connection);
 
@@ -143,6 +151,8 @@ class WorkflowHandle {
         run_id_(std::move(run_id)),
         started_(started) {}
   const std::string& workflow_id() const { return workflow_id_; }
+  // The run start() made (empty from Client::handle()): the first of the
+  // chain that result(), cancel(), terminate() and describe() follow.
   const std::string& run_id() const { return run_id_; }
   // False when the start that made this handle found its run already there:
   // a retry of an earlier start with the same request id.
@@ -162,10 +172,26 @@ class WorkflowHandle {
 
   // Asks the workflow to cancel: its code sees CanceledError at its next
   // wait and may clean up before it closes as canceled.
-  void cancel(const std::string& reason = "") { detail::request_cancel(*connection_, workflow_id_, run_id_, reason); }
+  // Each goes to the chain's current run: after a retry or continue-as-new,
+  // the live run, not the closed one start() made.
+  void cancel(const std::string& reason = "") {
+    detail::on_current_run(*connection_, workflow_id_, run_id_, [&](const std::string& run_id) {
+      detail::request_cancel(*connection_, workflow_id_, run_id, reason);
+    });
+  }
   // Closes the workflow at once; its code does not run again.
-  void terminate(const std::string& reason) { detail::terminate(*connection_, workflow_id_, run_id_, reason); }
-  v1::DescribeWorkflowResponse describe() { return detail::describe(*connection_, workflow_id_, run_id_); }
+  void terminate(const std::string& reason) {
+    detail::on_current_run(*connection_, workflow_id_, run_id_, [&](const std::string& run_id) {
+      detail::terminate(*connection_, workflow_id_, run_id, reason);
+    });
+  }
+  v1::DescribeWorkflowResponse describe() {
+    v1::DescribeWorkflowResponse out;
+    detail::on_current_run(*connection_, workflow_id_, run_id_, [&](const std::string& run_id) {
+      out = detail::describe(*connection_, workflow_id_, run_id);
+    });
+    return out;
+  }
 
  private:
   std::shared_ptr<Connection> connection_;
