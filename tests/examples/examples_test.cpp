@@ -1,7 +1,7 @@
 // The examples as users would run them: against a real server with the
-// cache off (every task replays from history), embedded, with the worker
-// process killed in the middle of the run, and the versioning example's
-// old histories replayed on the new code.
+// cache off (every task replays from history) and with a cache of one,
+// embedded, with the worker process killed in the middle of the run, and
+// the versioning example's old histories replayed on the new code.
 #include "examples/examples.hpp"
 
 #include <csignal>
@@ -22,17 +22,26 @@ int64_t report_megabytes() {
   return mb ? std::atoll(mb) : 50;
 }
 
-TEST(Examples, AllEndAsTheyShouldWhenEveryTaskReplaysFromHistory) {
+// Cache size 0: every task replays its whole history; 1: the workflows
+// running side by side evict one another, so most tasks miss the cache.
+class ExamplesWithCache : public ::testing::TestWithParam<int> {};
+
+TEST_P(ExamplesWithCache, AllEndAsTheyShouldWhenTasksReplayFromHistory) {
   TempDir dir;
   Server server(dir.file("examples.db"));
   auto connection = Connection::remote(server.address());
-  Worker worker(connection, {.task_queue = "ex", .cache_size = 0});
+  Worker worker(connection, {.task_queue = "ex", .cache_size = GetParam()});
   examples::register_all(worker);
   worker.start();
   Client client(connection);
-  EXPECT_TRUE(examples::run_all(client, "ex", "nocache-", stdout, report_megabytes()));
+  EXPECT_TRUE(examples::run_all(client, "ex", "cache" + std::to_string(GetParam()) + "-", stdout, report_megabytes()));
   worker.stop();
 }
+
+INSTANTIATE_TEST_SUITE_P(CacheOffAndTiny, ExamplesWithCache, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return "cache" + std::to_string(info.param);
+                         });
 
 TEST(Examples, AllEndAsTheyShouldEmbeddedWithNoServer) {
   TempDir dir;
