@@ -1,7 +1,10 @@
 // RequestAdmission: back-pressure at the door. A client's or worker's
-// request that will change an execution (or wait for a worker's answer, a
-// query) takes a slot and holds it until it has answered; with every slot taken, a new request is refused at once
+// request that will change an execution takes a slot and holds it until it
+// has answered; with every slot taken, a new request is refused at once
 // (RESOURCE_EXHAUSTED, which callers retry) instead of queuing without end.
+// Queries, which wait for a worker's answer, pass a door of their own (an
+// instance with max_pending_queries), so waiting queries never take the
+// slots of requests that change executions.
 // Everything the engine queues — the executor's jobs, the per-execution
 // queues, the store's writer queue — grows only with admitted requests and
 // with work the engine bounds itself (timers in flight, transfers of

@@ -34,6 +34,8 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
   if (options.executor_threads < 1) return Status::invalid_argument("executor_threads must be at least 1");
   if (options.read_threads < 1) return Status::invalid_argument("read_threads must be at least 1");
   if (options.max_pending_requests < 1) return Status::invalid_argument("max_pending_requests must be at least 1");
+  if (options.max_pending_queries < 1) return Status::invalid_argument("max_pending_queries must be at least 1");
+  if (options.max_query_wait.count() < 1) return Status::invalid_argument("max_query_wait must be at least 1 ms");
   if (options.max_waiting_per_execution < 1) {
     return Status::invalid_argument("max_waiting_per_execution must be at least 1");
   }
@@ -72,6 +74,7 @@ Engine::Engine(Store& store, EngineOptions options)
       matching_(deadlines_),
       serializer_(executor_),
       admission_(options_.max_pending_requests),
+      query_admission_(options_.max_pending_queries),
       claim_check_(store.blobs(), options_.claim_check),
       random_(options_.random_seed != 0 ? options_.random_seed : std::random_device()()),
       query_epoch_(

@@ -92,6 +92,14 @@ struct EngineOptions {
   // request gets RESOURCE_EXHAUSTED at once, and the SDK retries it.
   size_t max_pending_requests = 10'000;
   size_t max_waiting_per_execution = 256;
+  // Queries waiting for a worker's answer, server-wide. They have their own
+  // bound, not a max_pending_requests slot, so queries to a workflow no
+  // worker serves cannot crowd out the requests that move workflows on.
+  // Beyond it a query gets RESOURCE_EXHAUSTED (retryable).
+  size_t max_pending_queries = 1'000;
+  // A query waits at most this long for its answer, whatever timeout the
+  // client gives (a longer one is cut to this).
+  std::chrono::milliseconds max_query_wait{60'000};
   const Clock* clock = nullptr;  // defaults to the system clock
   uint64_t random_seed = 0;      // run ids and the query epoch; 0 = from std::random_device
   // A driver's threads and deadlines (engine_runtime.hpp): the simulator's.
@@ -201,6 +209,8 @@ class Engine {
   // Requests that change an execution, admitted and not yet answered (a
   // gauge; at most max_pending_requests).
   size_t pending_requests() const { return admission_.in_flight(); }
+  // Queries waiting for an answer (a gauge; at most max_pending_queries).
+  size_t pending_queries() const { return query_admission_.in_flight(); }
 
  private:
   Engine(Store& store, EngineOptions options);
@@ -226,13 +236,18 @@ class Engine {
                         Origin origin = Origin::kRequest, int hops = 0);
   // Admits a request that will change an execution: false (and `reply`
   // answered RESOURCE_EXHAUSTED) when max_pending_requests are in flight;
-  // otherwise `reply` holds the slot until it has answered.
+  // otherwise `reply` holds the slot until it has answered. admit_to() is
+  // the same at another door (queries: query_admission_).
   template <typename T>
   bool admit(Reply<T>& reply) {
-    RequestAdmission::Slot slot = admission_.try_admit();
+    return admit_to(admission_, "requests in flight", "--max-pending-requests", reply);
+  }
+  template <typename T>
+  bool admit_to(RequestAdmission& door, const char* what, const char* flag, Reply<T>& reply) {
+    RequestAdmission::Slot slot = door.try_admit();
     if (!slot) {
-      reply(Status::busy("the server has " + std::to_string(admission_.limit()) +
-                         " requests in flight, its limit (--max-pending-requests); retry later"));
+      reply(Status::busy("the server has " + std::to_string(door.limit()) + " " + what + ", its limit (" + flag +
+                         "); retry later"));
       return false;
     }
     reply = [slot = std::move(slot), inner = std::move(reply)](Result<T> r) { inner(std::move(r)); };
@@ -450,6 +465,7 @@ class Engine {
   Matching matching_;
   ExecutionSerializer serializer_;
   RequestAdmission admission_;
+  RequestAdmission query_admission_;  // queries waiting for an answer: a door of their own
   ClaimCheck claim_check_;
 
   std::mutex random_mu_;

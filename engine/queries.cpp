@@ -4,7 +4,9 @@
 // page, reads the rest (up to where the history ended when the task was
 // handed out), replays, runs the query handler and answers through the
 // task's token. The answer goes straight back to the waiting client; a query
-// that no worker answers in time ends with DEADLINE_EXCEEDED. Query tasks are
+// that no worker answers in time (its timeout, cut to max_query_wait) ends
+// with DEADLINE_EXCEEDED. Waiting queries are bounded by max_pending_queries,
+// apart from the requests that change workflows. Query tasks are
 // lost on restart, like the client calls waiting for them.
 #include "engine/engine.hpp"
 #include "engine/request_validation.hpp"
@@ -22,7 +24,9 @@ std::string query_key(uint64_t id) { return "q" + std::to_string(id); }
 }  // namespace
 
 void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply) {
-  if (!admit(reply)) return;
+  // Its own door: a query may wait long for a worker, and must not hold a
+  // slot that a request changing a workflow needs meanwhile.
+  if (!admit_to(query_admission_, "queries waiting for an answer", "--max-pending-queries", reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   if (request.query_type().empty()) return reply(Status::invalid_argument("query_type is required"));
   on_read_pool(reply, [this, request = std::move(request), reply]() mutable {
@@ -37,9 +41,12 @@ void Engine::query_blocking(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
   const ExecutionKey& key = loaded->key;
   const internal::ExecutionState& state = loaded->state;
 
-  const auto timeout = to_nanos(request.timeout()).count() > 0
-                           ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.timeout()))
-                           : std::chrono::milliseconds(kDefaultQueryTimeout);
+  const auto asked = to_nanos(request.timeout()).count() > 0
+                         ? std::chrono::duration_cast<std::chrono::milliseconds>(to_nanos(request.timeout()))
+                         : std::chrono::milliseconds(kDefaultQueryTimeout);
+  // Cut to the server's bound, so a query's slot is given back in time.
+  const bool clamped = asked > options_.max_query_wait;
+  const auto timeout = clamped ? options_.max_query_wait : asked;
   OperationRef in_flight = begin_op();
   if (!in_flight) return reply(Status::unavailable("the server is shutting down"));
   uint64_t id = 0;
@@ -54,12 +61,13 @@ void Engine::query_blocking(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
     *q.query.mutable_args() = request.args();
     q.reply = std::move(reply);
     const std::string queue = state.task_queue().name();
-    q.deadline = deadlines_.schedule(deadlines_.now() + timeout, [this, id, task_id, ns, queue, timeout] {
+    q.deadline = deadlines_.schedule(deadlines_.now() + timeout, [this, id, task_id, ns, queue, timeout, clamped] {
       if (auto expired = take_query(id)) {
         matching_.remove({ns, TaskKind::kWorkflowTask, queue}, task_id);
-        expired->reply(Status::deadline_exceeded("no worker answered query '" + expired->query.query_type() +
-                                                 "' within " + std::to_string(timeout.count()) +
-                                                 " ms (is a worker polling task queue '" + queue + "'?)"));
+        expired->reply(Status::deadline_exceeded(
+            "no worker answered query '" + expired->query.query_type() + "' within " + std::to_string(timeout.count()) +
+            " ms" + (clamped ? ", the server's limit (--max-query-wait-ms), shorter than the query's timeout" : "") +
+            " (is a worker polling task queue '" + queue + "'?)"));
       }
     });
   }

@@ -10,6 +10,15 @@
 //                  [--init-empty-file] [--skip-quick-check]
 //                  [--retention DURATION] [--retention-sweep-interval DURATION]
 //                  [--retention-batch N]
+//                  [--max-pending-requests N] [--max-waiting-per-execution N]
+//                  [--max-pending-queries N] [--max-query-wait-ms N]
+//
+// Back-pressure: requests that change a workflow are bounded server-wide by
+// --max-pending-requests (default 10000); queries waiting for a worker's
+// answer by --max-pending-queries (default 1000), apart, so waiting queries
+// never refuse real work. A query waits at most --max-query-wait-ms (default
+// 60000; a longer client timeout is cut to it). Beyond a bound a request gets
+// RESOURCE_EXHAUSTED, retryable. docs/engine.md, "Limits and refusals".
 //
 // The database: a missing file is created; an existing file is opened only if
 // it is a sound Reprise database. An empty file (0 bytes) is refused unless
@@ -124,6 +133,10 @@ Flags parse(int argc, char** argv) {
           "  --max-pending-requests N  requests that change a workflow, in flight server-wide (default 10000)\n"
           "  --max-waiting-per-execution N  requests queued behind one workflow's running one (default 256);\n"
           "                             beyond either a request gets RESOURCE_EXHAUSTED and the SDK retries it\n"
+          "  --max-pending-queries N    queries waiting for a worker's answer, server-wide (default 1000), counted\n"
+          "                             apart from --max-pending-requests; beyond it a query gets RESOURCE_EXHAUSTED\n"
+          "  --max-query-wait-ms N      the longest a query waits for its answer (default 60000); a longer client\n"
+          "                             timeout is cut to it, and the query ends DEADLINE_EXCEEDED\n"
           "  --claim-check-threshold-bytes N  --blob-limit-bytes N\n"
           "  --log-level debug|info|warn|error|off\n"
           "A file that is not SQLite, another program's database or a newer schema is always refused.\n");
@@ -176,6 +189,10 @@ Flags parse(int argc, char** argv) {
       f.engine.config.max_buffered_bytes = parse_int(flag, value);
     else if (flag == "--max-pending-requests")
       f.engine.max_pending_requests = static_cast<size_t>(parse_int(flag, value));
+    else if (flag == "--max-pending-queries")
+      f.engine.max_pending_queries = static_cast<size_t>(parse_int(flag, value));
+    else if (flag == "--max-query-wait-ms")
+      f.engine.max_query_wait = std::chrono::milliseconds(parse_int(flag, value));
     else if (flag == "--max-waiting-per-execution")
       f.engine.max_waiting_per_execution = static_cast<size_t>(parse_int(flag, value));
     else if (flag == "--claim-check-threshold-bytes")
