@@ -1,5 +1,6 @@
 #include "engine/store/transition_writer.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "engine/store/bind_key.hpp"
@@ -36,7 +37,8 @@ TransitionWriter::TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, 
       fault_hook_(std::move(fault_hook)),
       wait_when_full_(wait_when_full && own_thread),
       report_(std::move(report)),
-      own_thread_(own_thread) {
+      own_thread_(own_thread),
+      batch_limit_(max_batch_) {
   if (own_thread_) thread_ = std::thread([this] { run(); });
 }
 
@@ -56,7 +58,7 @@ bool TransitionWriter::commit_next_batch() {
   std::deque<Pending> batch;
   {
     std::lock_guard lock(mu_);
-    while (!queue_.empty() && static_cast<int>(batch.size()) < max_batch_) {
+    while (!queue_.empty() && static_cast<int>(batch.size()) < batch_limit()) {
       batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
@@ -112,7 +114,7 @@ void TransitionWriter::run() {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;  // stopping, and everything queued is done
-      while (!queue_.empty() && static_cast<int>(batch.size()) < max_batch_) {
+      while (!queue_.empty() && static_cast<int>(batch.size()) < batch_limit()) {
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
@@ -126,6 +128,12 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
   std::vector<Result<CommitResult>> outcomes = attempt_batch(batch);
   bool closing = false;
   while (!closing && db_->take_out_of_space() && wait_when_full_) {
+    // Room for part of the batch is not left unused while waiting for room
+    // for all of it: the first half is tried at once, down to one write.
+    if (narrow(batch)) {
+      outcomes = attempt_batch(batch);
+      continue;
+    }
     // Every outcome carries the batch's failure.
     closing = !wait_for_space(outcomes.front().status());
     if (!closing) outcomes = attempt_batch(batch);
@@ -134,6 +142,8 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
   if (!closing) {
     std::lock_guard lock(mu_);
     give_up_waiting_ = false;  // the disk takes writes again
+    // Back to full batches, doubling with each commit that found room.
+    batch_limit_ = std::min(max_batch_, batch_limit_ * 2);
   }
 
   int64_t transitions = 0, jobs = 0;
@@ -147,6 +157,27 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
     stats_.batches += transitions + jobs > 0 ? 1 : 0;
   }
   for (size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(outcomes[i]));
+}
+
+int TransitionWriter::batch_limit() const {
+  // Closing, or told to stop waiting: what meets a full disk fails, and may
+  // as well fail in full batches.
+  return stopping_ || give_up_waiting_ ? max_batch_ : batch_limit_;
+}
+
+bool TransitionWriter::narrow(std::deque<Pending>& batch) {
+  std::lock_guard lock(mu_);
+  if (batch.size() < 2 || stopping_ || give_up_waiting_) return false;
+  // The back half goes back to the front of the queue, in order: it commits
+  // after the front half and before anything queued later, so commits keep
+  // the order of submission.
+  const size_t keep = batch.size() / 2;
+  while (batch.size() > keep) {
+    queue_.push_front(std::move(batch.back()));
+    batch.pop_back();
+  }
+  batch_limit_ = static_cast<int>(keep);
+  return true;
 }
 
 bool TransitionWriter::wait_for_space(const Status& error) {

@@ -12,14 +12,19 @@
 // blob's rows share the batch's fsync.
 //
 // A batch the disk has no room for (SQLITE_FULL, or a full disk or file size
-// limit behind an I/O error) is not failed: the writer checkpoints the WAL
-// with TRUNCATE (what the checkpoint frees goes back to the file system),
-// waits, and tries the same batch again, backing off from 100 ms to 10 s,
-// until it goes through or the store closes. Everything queued waits
+// limit behind an I/O error) is not failed. A batch of several is narrowed
+// first: its first half is tried at once and the rest goes back to the front
+// of the queue (so commits keep the order of submission), down to a single
+// write, so that room for a few writes lets a few through. The batches that
+// follow are as small, and double with each commit until they are back at
+// `max_batch`. A single write the disk has no room for waits: the writer
+// checkpoints the WAL with TRUNCATE (what the checkpoint frees goes back to
+// the file system), waits, and tries it again, backing off from 100 ms to
+// 10 s, until it goes through or the store closes. Everything queued waits
 // meanwhile: nothing acknowledged is lost, and nothing is failed that a freed
 // disk would let through. problem() says so, and `report` hears of it at the
-// first failure, every 10 s after (with the attempts in between) and once
-// writes go through again.
+// first failure to wait, every 10 s after (with the attempts in between) and
+// once writes go through again.
 //
 // Without a thread of its own (`own_thread` false: the deterministic
 // simulator) nothing is committed until the driver calls commit_next_batch(),
@@ -108,6 +113,12 @@ class TransitionWriter {
   void run();
   void commit_batch(std::deque<Pending>& batch);
   std::vector<Result<CommitResult>> attempt_batch(std::deque<Pending>& batch);
+  // After a batch of several failed for want of space: keeps its first half
+  // and puts the rest back at the front of the queue; false if it cannot
+  // (one write, or closing, or told to stop waiting).
+  bool narrow(std::deque<Pending>& batch);
+  // How many writes the next batch takes (mu_ held).
+  int batch_limit() const;
   // After a batch failed for want of space: checkpoint, report, back off.
   // False once the store is closing (the batch fails then).
   bool wait_for_space(const Status& error);
@@ -141,6 +152,9 @@ class TransitionWriter {
   std::deque<Pending> queue_;
   bool stopping_ = false;
   bool give_up_waiting_ = false;  // set by stop_waiting_for_space(), cleared when a batch gets through
+  // Below max_batch_ after a batch was narrowed for want of space; doubles
+  // back with each commit that finds room.
+  int batch_limit_;
   Stats stats_;
   std::thread thread_;  // last: starts after everything above is ready (if own_thread_)
 };

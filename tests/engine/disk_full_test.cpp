@@ -3,11 +3,13 @@
 // says why, and once space is back every acknowledged workflow goes on.
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <future>
+#include <random>
 
 #include "engine_fixture.hpp"
 
@@ -60,6 +62,14 @@ class DiskFullTest : public ::testing::Test {
     ::close(fd);
   }
   void free_disk() { ASSERT_EQ(::unlink((disk_ + "/filler").c_str()), 0); }
+  // Gives back only the filler's last `bytes`.
+  void free_some(off_t bytes) {
+    const std::string filler = disk_ + "/filler";
+    struct stat st {};
+    ASSERT_EQ(::stat(filler.c_str(), &st), 0) << std::strerror(errno);
+    ASSERT_GT(st.st_size, bytes);
+    ASSERT_EQ(::truncate(filler.c_str(), st.st_size - bytes), 0) << std::strerror(errno);
+  }
 
   std::vector<WriteStall> reports() {
     std::lock_guard lock(mu_);
@@ -176,6 +186,86 @@ TEST_F(DiskFullTest, AShutdownDuringAStallEndsAtOnceAndAnswersWhatWaited) {
   ASSERT_EQ(signaled.wait_for(0s), std::future_status::ready);
   EXPECT_FALSE(signaled.get().is_ok()) << "a write that never reached the disk is not acknowledged";
   free_disk();
+}
+
+// Space that comes back a little at a time goes to whatever fits: a batch too
+// big for it is narrowed, so a few writes go through, and the rest wait.
+TEST_F(DiskFullTest, WhenSpaceComesBackForAFewWritesThoseFewGoThroughWhileTheRestWait) {
+  fill_disk();
+  // A first write that stalls, so that everything after it queues behind it
+  // and is taken as one batch once it goes through.
+  v1::StartWorkflowRequest plug;
+  plug.set_workflow_id("plug");
+  plug.mutable_workflow_type()->set_name("hello");
+  plug.mutable_task_queue()->set_name("greetings");
+  auto plug_answer = std::make_shared<std::promise<Status>>();
+  auto plugged = plug_answer->get_future();
+  engine_->start_workflow(plug,
+                          [plug_answer](Result<v1::StartWorkflowResponse> r) { plug_answer->set_value(r.status()); });
+  for (int i = 0; i < 100 && engine_->server_problem().empty(); ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_FALSE(engine_->server_problem().empty()) << "the first write did not stall";
+
+  // 24 starts of 96 KiB each (random, so nothing compresses them): together
+  // 2.3 MB, far more than what is freed below.
+  constexpr int kStarts = 24;
+  std::mt19937_64 random(7);
+  std::vector<std::string> inputs;
+  std::vector<std::future<Status>> started;
+  for (int i = 0; i < kStarts; ++i) {
+    std::string input(96 << 10, '\0');
+    for (char& c : input) c = static_cast<char>(random());
+    v1::StartWorkflowRequest r;
+    r.set_workflow_id("big-" + std::to_string(i));
+    r.mutable_workflow_type()->set_name("hello");
+    r.mutable_task_queue()->set_name("greetings");
+    r.mutable_input()->add_payloads()->set_data(input);
+    inputs.push_back(std::move(input));
+    auto answer = std::make_shared<std::promise<Status>>();
+    started.push_back(answer->get_future());
+    engine_->start_workflow(r, [answer](Result<v1::StartWorkflowResponse> out) { answer->set_value(out.status()); });
+  }
+  for (int i = 0; i < 100 && store_->queued_writes() < kStarts; ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_EQ(store_->queued_writes(), static_cast<size_t>(kStarts)) << "the starts do not all wait behind the first";
+
+  // Room for a few of them (each needs a little over 96 KiB in the WAL).
+  free_some(512 << 10);
+  ASSERT_EQ(plugged.wait_for(10s), std::future_status::ready) << "the first write still waits";
+  EXPECT_TRUE(plugged.get().is_ok());
+  auto acknowledged = [&] {
+    int n = 0;
+    for (auto& s : started) n += s.wait_for(0s) == std::future_status::ready ? 1 : 0;
+    return n;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (acknowledged() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  std::this_thread::sleep_for(500ms);  // whatever else fits
+  const int early = acknowledged();
+  ASSERT_GT(early, 0) << "none of " << kStarts << " starts went through with room for a few";
+  EXPECT_LT(early, kStarts) << "all went through: the test freed too much to tell";
+  std::vector<bool> was_early;
+  for (auto& s : started) was_early.push_back(s.wait_for(0s) == std::future_status::ready);
+  EXPECT_NE(engine_->server_problem(), "") << "the rest do not fit, and wait";
+
+  free_disk();
+  for (int i = 0; i < kStarts; ++i) {
+    ASSERT_EQ(started[i].wait_for(20s), std::future_status::ready) << "big-" << i << " still waits with space back";
+    EXPECT_TRUE(started[i].get().is_ok()) << "big-" << i;
+  }
+  // Every start is there with its whole input, the early ones included.
+  for (int i = 0; i < kStarts; ++i) {
+    v1::GetHistoryRequest r;
+    r.mutable_workflow_execution()->set_workflow_id("big-" + std::to_string(i));
+    std::promise<Result<v1::GetHistoryResponse>> got;
+    engine_->get_history(r, [&got](Result<v1::GetHistoryResponse> h) { got.set_value(std::move(h)); });
+    auto history = got.get_future().get();
+    ASSERT_TRUE(history.is_ok()) << "big-" << i << (was_early[i] ? " (early)" : "") << ": "
+                                 << history.status().to_string();
+    ASSERT_GE(history->history().events_size(), 1);
+    const auto& input = history->history().events(0).workflow_execution_started().input();
+    ASSERT_EQ(input.payloads_size(), 1);
+    EXPECT_TRUE(input.payloads(0).data() == inputs[i]) << "big-" << i << " has another input";
+  }
+  EXPECT_EQ(engine_->server_problem(), "");
 }
 
 }  // namespace
