@@ -395,6 +395,7 @@ int main(int argc, char** argv) {
   std::condition_variable cv;
   std::deque<int64_t> waiting;
   bool pacing_done = false;
+  std::atomic<bool> stop_pacing{false};  // a process died: start nothing more
   std::vector<double> latencies;
   int64_t started = 0, completed = 0, failed = 0, in_flight = 0;
   std::vector<std::string> failures;
@@ -436,7 +437,7 @@ int main(int argc, char** argv) {
   std::thread pacer([&] {
     for (int64_t seq = 0;; ++seq) {
       const auto at = t0 + std::chrono::duration_cast<Steady::duration>(std::chrono::duration<double>(seq / rate));
-      if (at >= end) break;
+      if (at >= end || stop_pacing) break;
       std::this_thread::sleep_until(at);
       std::lock_guard lock(mu);
       waiting.push_back(seq);
@@ -488,9 +489,13 @@ int main(int argc, char** argv) {
     std::fprintf(csv, "%s\n", csv_row(s).c_str());
     std::fflush(csv);
     std::printf("%s\n", md_row(s).c_str());
-    if (!server.alive() || !workers[0]->alive() || !workers[1]->alive()) {
-      processes_alive = false;
-      std::fprintf(stderr, "soak: a server or worker process exited; see its log in %s\n", out.c_str());
+    const std::pair<const char*, Process*> processes[] = {
+        {"server", &server}, {"worker1", workers[0].get()}, {"worker2", workers[1].get()}};
+    for (const auto& [name, process] : processes) {
+      if (processes_alive && !process->alive()) {
+        processes_alive = false;
+        std::fprintf(stderr, "soak: the %s (pid %d) exited; see %s/%s.log\n", name, process->pid(), out.c_str(), name);
+      }
     }
   };
 
@@ -502,6 +507,7 @@ int main(int argc, char** argv) {
     if (t >= minutes * 60) break;
   }
   if (!processes_alive) {
+    stop_pacing = true;
     std::lock_guard lock(mu);
     waiting.clear();
   }
