@@ -4,6 +4,22 @@
 
 namespace reprise::engine {
 
+GrpcService::~GrpcService() {
+  std::unique_lock lock(streams_mu_);
+  streams_cv_.wait(lock, [this] { return streams_ == 0; });
+}
+
+GrpcService::StreamRef::StreamRef(GrpcService& service) : service_(service) {
+  std::lock_guard lock(service_.streams_mu_);
+  ++service_.streams_;
+}
+
+GrpcService::StreamRef::~StreamRef() {
+  // Notified under the lock: the service may be destroyed once it unlocks.
+  std::lock_guard lock(service_.streams_mu_);
+  if (--service_.streams_ == 0) service_.streams_cv_.notify_all();
+}
+
 grpc::Status to_grpc_status(const Status& status) {
   if (status.is_ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message());
@@ -165,7 +181,8 @@ namespace {
 // (the next starts only once gRPC is done with the previous write).
 class PayloadWriter final : public grpc::ServerWriteReactor<v1::GetPayloadChunk> {
  public:
-  PayloadWriter(BlobStore& blobs, Executor& io, const v1::GetPayloadRequest& request) : io_(io) {
+  PayloadWriter(GrpcService& service, BlobStore& blobs, Executor& io, const v1::GetPayloadRequest& request)
+      : stream_(service), io_(io) {
     history::Sha256Digest digest{};
     if (!history::digest_from_bytes(request.sha256(), digest)) {
       Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "sha256 must be 32 bytes"));
@@ -207,6 +224,7 @@ class PayloadWriter final : public grpc::ServerWriteReactor<v1::GetPayloadChunk>
     StartWrite(&chunk_);
   }
 
+  GrpcService::StreamRef stream_;  // first: released after the reader is gone
   Executor& io_;
   std::unique_ptr<BlobReader> reader_;
   v1::GetPayloadChunk chunk_;
@@ -217,8 +235,8 @@ class PayloadWriter final : public grpc::ServerWriteReactor<v1::GetPayloadChunk>
 // each chunk is written on `io`, and the next read starts once it is.
 class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> {
  public:
-  PayloadReader(BlobStore& blobs, Executor& io, int64_t limit, v1::PutPayloadResponse* response)
-      : io_(io), limit_(limit), response_(response) {
+  PayloadReader(GrpcService& service, BlobStore& blobs, Executor& io, int64_t limit, v1::PutPayloadResponse* response)
+      : stream_(service), io_(io), limit_(limit), response_(response) {
     io_.post([this, &blobs] {
       Result<std::unique_ptr<BlobWriter>> writer = blobs.begin_put();
       if (!writer) {
@@ -232,7 +250,9 @@ class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> 
   void OnReadDone(bool ok) override {
     io_.post([this, ok] { take(ok); });
   }
-  // Dropping an unfinished upload writes to the store: not on gRPC's thread.
+  // Dropping an unfinished upload writes to the store: not on gRPC's thread,
+  // and after gRPC is done with the call, so the service (stream_) waits
+  // for it, not the server's shutdown.
   void OnDone() override {
     io_.post([this] { delete this; });
   }
@@ -263,6 +283,7 @@ class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> 
     StartRead(&chunk_);
   }
 
+  GrpcService::StreamRef stream_;  // first: released after the writer's discard
   Executor& io_;
   std::unique_ptr<BlobWriter> writer_;  // an unfinished upload is discarded with it
   int64_t limit_;
@@ -275,12 +296,12 @@ class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> 
 
 grpc::ServerReadReactor<v1::PutPayloadChunk>* GrpcService::PutPayload(grpc::CallbackServerContext*,
                                                                       v1::PutPayloadResponse* r) {
-  return new PayloadReader(blobs_, blob_io_, blob_limit_, r);
+  return new PayloadReader(*this, blobs_, blob_io_, blob_limit_, r);
 }
 
 grpc::ServerWriteReactor<v1::GetPayloadChunk>* GrpcService::GetPayload(grpc::CallbackServerContext*,
                                                                        const v1::GetPayloadRequest* q) {
-  return new PayloadWriter(blobs_, blob_io_, *q);
+  return new PayloadWriter(*this, blobs_, blob_io_, *q);
 }
 
 }  // namespace reprise::engine

@@ -3,9 +3,22 @@
 // the engine finishes from its callback (long-polls included). The payload
 // streams read and write the blob store on a pool of their own, never on a
 // gRPC thread.
+//
+// Lifetime: destroy the service after the grpc::Server that serves it and
+// before the Engine and BlobStore it uses. A payload stream's work can
+// outlast its call (an unfinished upload is discarded, a store write, on the
+// blob pool after gRPC is done with the call, so after Server::Shutdown has
+// returned); the destructor waits until every stream has ended.
+//
+// Thread safety: gRPC runs the handlers on its threads, many at once; they
+// share nothing but the Engine (any thread) and the blob pool.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 
 #include "engine/engine.hpp"
 #include "engine/executor.hpp"
@@ -21,6 +34,24 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   // Uploads larger than `blob_limit` bytes are refused.
   GrpcService(Engine& engine, BlobStore& blobs, int64_t blob_limit)
       : engine_(engine), blobs_(blobs), blob_limit_(blob_limit) {}
+  // Waits for every payload stream to end (see Lifetime above).
+  ~GrpcService() override;
+  GrpcService(const GrpcService&) = delete;
+  GrpcService& operator=(const GrpcService&) = delete;
+
+  // Held by each payload stream's reactor from its creation until it is
+  // destroyed; the service's destructor waits for none. Thread safety: any
+  // thread.
+  class StreamRef {
+   public:
+    explicit StreamRef(GrpcService& service);
+    ~StreamRef();
+    StreamRef(const StreamRef&) = delete;
+    StreamRef& operator=(const StreamRef&) = delete;
+
+   private:
+    GrpcService& service_;
+  };
 
   grpc::ServerUnaryReactor* StartWorkflow(grpc::CallbackServerContext* c, const v1::StartWorkflowRequest* q,
                                           v1::StartWorkflowResponse* r) override;
@@ -81,7 +112,11 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   Engine& engine_;
   BlobStore& blobs_;
   int64_t blob_limit_;
+  std::mutex streams_mu_;
+  std::condition_variable streams_cv_;
+  int streams_ = 0;  // payload streams not yet destroyed
   // Runs the payload streams' blob store calls (each waits on SQLite).
+  // Destroyed first (declared last): runs what is queued, then joins.
   Executor blob_io_{4};
 };
 

@@ -268,11 +268,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reprise-server: %s\n", engine.status().to_string().c_str());
     return 1;
   }
-  GrpcService service(**engine, (*store)->blobs(), flags.engine.claim_check.blob_limit);
+  // Torn down before the engine and the store: its payload streams' last
+  // work (an upload's discard) writes to the store after the server is gone.
+  auto service = std::make_unique<GrpcService>(**engine, (*store)->blobs(), flags.engine.claim_check.blob_limit);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
+  builder.RegisterService(service.get());
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -295,6 +297,7 @@ int main(int argc, char** argv) {
   // is open), and 200 ms leaves time to flush the last answers.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
   server.reset();
+  service.reset();  // waits for the payload streams' last store work
   engine->reset();
   store->reset();  // commits what is queued, then closes the database
   std::printf("reprise-server: stopped cleanly\n");

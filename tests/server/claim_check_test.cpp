@@ -1,6 +1,14 @@
 // Claim-check through reprise-server: large payloads leave history for the
 // blob store on the way in, uploads with PutPayload can be referenced, and the
-// blob limit and unknown references are refused with a clear error.
+// blob limit and unknown references are refused with a clear error; and a
+// shutdown while uploads end leaves no stream touching the closed store.
+#include <signal.h>
+
+#include <condition_variable>
+#include <latch>
+#include <mutex>
+#include <thread>
+
 #include "server_harness.hpp"
 
 namespace reprise {
@@ -106,6 +114,101 @@ TEST(ClaimCheck, PayloadsOverTheBlobLimitAreRefusedAndNothingIsStarted) {
   d.mutable_workflow_execution()->set_workflow_id("too-big");
   v1::DescribeWorkflowResponse described;
   EXPECT_EQ(call(server.stub(), &Stub::DescribeWorkflow, d, &described).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// Uploads refused over the blob limit leave their unfinished blobs to be
+// deleted after their streams are done (the writer's destructor, a store
+// write per upload, on the service's blob pool), and SIGTERM comes as they
+// are refused: the server must let those deletes finish before it closes the
+// store, and exit cleanly. The uploads send their last, refused chunk all at
+// once, so more deletes wait than the pool has threads. Before the service
+// waited for its streams, deletes ran during and after the store's teardown
+// (seen with timestamps; a release build rarely crashes on it, ASan would).
+TEST(ClaimCheck, SigtermWhileRefusedUploadsAreDiscardedExitsCleanly) {
+  constexpr int kUploads = 10;
+  constexpr size_t kLimit = 8 << 20;
+  constexpr size_t kChunk = 1 << 20;
+  const std::string chunk_bytes = big(kChunk, 'U');
+  for (int round = 0; round < 3; ++round) {
+    TempDir dir;
+    Server server(dir.file("shutdown.db"), {"--blob-limit-bytes", std::to_string(kLimit)});
+    std::latch at_limit(kUploads);
+    std::vector<std::thread> uploads;
+    std::vector<grpc::Status> outcomes(kUploads);
+    for (int i = 0; i < kUploads; ++i) {
+      uploads.emplace_back([&, i] {
+        // A channel each, gone before SIGTERM: no idle connection holds the
+        // server's shutdown for its grace period.
+        auto stub = v1::WorkflowService::NewStub(
+            grpc::CreateCustomChannel(server.address(), grpc::InsecureChannelCredentials(), [i] {
+              grpc::ChannelArguments args;
+              args.SetInt("upload", i);  // not shared with the other uploads' channels
+              return args;
+            }()));
+        grpc::ClientContext context;
+        v1::PutPayloadResponse out;
+        auto writer = stub->PutPayload(&context, &out);
+        v1::PutPayloadChunk chunk;
+        chunk.set_data(chunk_bytes);
+        bool open = true;
+        for (size_t sent = 0; sent < kLimit && open; sent += kChunk) open = writer->Write(chunk);
+        at_limit.arrive_and_wait();
+        // Time for the server to store what was sent, so the refusals (which
+        // write nothing) come together and their deletes queue up.
+        std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+        if (open) writer->Write(chunk);  // over the limit: refused
+        writer->WritesDone();
+        outcomes[i] = writer->Finish();
+      });
+    }
+    for (auto& t : uploads) t.join();
+    for (const grpc::Status& s : outcomes)
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+
+    // A hang (a discard waiting on a stopped store) fails too, not forever.
+    std::mutex mu;
+    std::condition_variable cv;
+    bool exited = false;
+    std::thread watchdog([&] {
+      std::unique_lock lock(mu);
+      if (!cv.wait_for(lock, std::chrono::seconds(30), [&] { return exited; })) server.signal(SIGKILL);
+    });
+    const int status = server.terminate();
+    {
+      std::lock_guard lock(mu);
+      exited = true;
+    }
+    cv.notify_all();
+    watchdog.join();
+    EXPECT_EQ(status, 0) << "round " << round << ": wait status " << status << " (signal " << (status & 0x7f)
+                         << "), last line: " << server.last_line();
+    EXPECT_EQ(server.last_line(), "reprise-server: stopped cleanly") << "round " << round;
+  }
+}
+
+// SIGTERM while a large upload is still streaming: the server cancels the
+// call at its shutdown deadline and exits cleanly; the client gets an error.
+TEST(ClaimCheck, SigtermDuringALargeUploadExitsCleanly) {
+  const std::string chunk_bytes = big(1 << 20, 'S');
+  for (int round = 0; round < 3; ++round) {
+    TempDir dir;
+    Server server(dir.file("upload.db"));
+    grpc::ClientContext context;
+    v1::PutPayloadResponse out;
+    auto writer = server.stub().PutPayload(&context, &out);
+    v1::PutPayloadChunk chunk;
+    chunk.set_data(chunk_bytes);
+    for (int i = 0; i < 16; ++i) ASSERT_TRUE(writer->Write(chunk));
+    std::thread terminate([&] { EXPECT_EQ(server.terminate(), 0) << "round " << round; });
+    // Still sending (up to 512 MiB) until the server gives up on the call.
+    for (int i = 0; i < 512 && writer->Write(chunk); ++i) {
+    }
+    writer->WritesDone();
+    const grpc::Status s = writer->Finish();
+    terminate.join();
+    EXPECT_EQ(server.last_line(), "reprise-server: stopped cleanly") << "round " << round;
+    EXPECT_FALSE(s.ok()) << "round " << round << ": a canceled upload is not acknowledged";
+  }
 }
 
 }  // namespace

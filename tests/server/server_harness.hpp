@@ -45,6 +45,8 @@ class Server {
     while (process_->read_line(line)) last_line_ = line;
     return process_->wait();
   }
+  // Sends `sig` and returns at once (a watchdog's SIGKILL, say).
+  void signal(int sig) { process_->kill(sig); }
   v1::WorkflowService::Stub& stub() { return *stub_; }
   const std::string& address() const { return address_; }
   const std::string& last_line() const { return last_line_; }
