@@ -36,6 +36,14 @@ Result<std::string> ZstdCodec::decompress(std::string_view frame) {
   const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
   if (size == ZSTD_CONTENTSIZE_ERROR) return Status::data_loss("not a zstd frame");
   if (size == ZSTD_CONTENTSIZE_UNKNOWN) return Status::data_loss("zstd frame does not record its size");
+  // No zstd frame expands more than this: a block decodes to at most 128 KiB
+  // and takes at least 4 bytes (an RLE block). A frame that claims more is
+  // forged or damaged, and is refused before the claim is allocated.
+  constexpr unsigned long long kMaxExpansion = (128 << 10) / 4;
+  if (size / kMaxExpansion > frame.size()) {
+    return Status::data_loss("zstd frame of " + std::to_string(frame.size()) + " bytes claims to decode to " +
+                             std::to_string(size) + " bytes, more than a frame that size can hold");
+  }
   if (size > options_.max_decoded_bytes) {
     return Status::resource_exhausted("zstd frame decodes to " + std::to_string(size) + " bytes, over the limit of " +
                                       std::to_string(options_.max_decoded_bytes));

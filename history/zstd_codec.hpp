@@ -33,8 +33,9 @@ class ZstdCodec {
 
   // Appends one zstd frame (with its content size recorded) to `out`.
   Status compress(std::string_view input, std::string& out);
-  // Decodes one frame written by compress(); DATA_LOSS if it is corrupt,
-  // RESOURCE_EXHAUSTED if it would decode to more than max_decoded_bytes.
+  // Decodes one frame written by compress(); DATA_LOSS if it is corrupt or
+  // claims a size no frame of its length can decode to, RESOURCE_EXHAUSTED
+  // if it would decode to more than max_decoded_bytes.
   Result<std::string> decompress(std::string_view frame);
 
   const ZstdOptions& options() const { return options_; }

@@ -92,5 +92,21 @@ TEST(ZstdCodec, RefusesFramesLargerThanTheDecodeLimit) {
   EXPECT_EQ(big.decompress(frame)->size(), 1u << 20);
 }
 
+// A frame whose header claims far more than its few bytes can decode to
+// (its blocks cut off, or the size forged) is refused before that size is
+// allocated: a worker decoding a 20-byte payload must not reserve 64 MiB.
+TEST(ZstdCodec, RefusesAFrameClaimingMoreThanItsLengthCanHold) {
+  ZstdCodec codec;
+  std::string frame;
+  const size_t claimed = 64ull << 20;  // the decode limit: the claim alone passes it
+  ASSERT_TRUE(codec.compress(std::string(claimed, '\0'), frame).is_ok());
+  ASSERT_EQ(codec.decompress(frame)->size(), claimed) << "the most compressible input still decodes";
+  const std::string header_only = frame.substr(0, 20);
+  Result<std::string> r = codec.decompress(header_only);
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(r.status().message(),
+            "zstd frame of 20 bytes claims to decode to 67108864 bytes, more than a frame that size can hold");
+}
+
 }  // namespace
 }  // namespace reprise::history
