@@ -9,6 +9,7 @@
 
 #include "history/batch_codec.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
+#include "tests/fuzz/quiet_protobuf.hpp"
 
 namespace {
 

@@ -33,6 +33,7 @@
 #include "engine/store/sqlite_store.hpp"
 #include "history/clock.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
+#include "tests/fuzz/quiet_protobuf.hpp"
 
 namespace {
 

@@ -17,6 +17,7 @@
 #include "reprise/testing.hpp"
 #include "reprise/workflow.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
+#include "tests/fuzz/quiet_protobuf.hpp"
 #include "tools/cli/event_line.hpp"
 
 namespace {

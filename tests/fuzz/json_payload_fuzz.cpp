@@ -9,6 +9,7 @@
 #include "history/payload.hpp"
 #include "reprise/errors.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
+#include "tests/fuzz/quiet_protobuf.hpp"
 #include "tools/cli/json_payload.hpp"
 
 namespace {

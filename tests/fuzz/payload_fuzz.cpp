@@ -16,6 +16,7 @@
 #include "history/payload.hpp"
 #include "reprise/codec.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
+#include "tests/fuzz/quiet_protobuf.hpp"
 
 namespace {
 

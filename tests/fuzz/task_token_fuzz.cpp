@@ -9,6 +9,7 @@
 
 #include "engine/execution/mutable_state.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
+#include "tests/fuzz/quiet_protobuf.hpp"
 
 namespace {
 
