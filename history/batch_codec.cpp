@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/unknown_field_set.h>
 
 #include <limits>
 
@@ -79,6 +80,10 @@ Status EventBatchCodec::decode(std::string_view encoded, v1::History& out) {
   // Continuity is checked across the boundary with events already in `out` too.
   if (status.is_ok()) status = check_consecutive(out, first_new > 0 ? first_new - 1 : 0);
   if (!status.is_ok()) out.mutable_events()->DeleteSubrange(first_new, out.events_size() - first_new);
+  // A batch is its events: fields of History other than `events` that the
+  // bytes carried (never written by encode) are dropped, not kept to vanish
+  // the next time the events are encoded.
+  out.GetReflection()->MutableUnknownFields(&out)->Clear();
   return status;
 }
 
