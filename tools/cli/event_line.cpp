@@ -12,7 +12,7 @@ namespace {
 
 // Payloads as compact JSON, cut short so a line stays a line.
 std::string brief(const v1::Payloads& payloads) {
-  std::string text = payloads_to_json(payloads).dump();
+  std::string text = payloads_to_json(payloads).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   constexpr size_t kMax = 80;
   if (text.size() > kMax) text = text.substr(0, kMax) + "…";
   return text;

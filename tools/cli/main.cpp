@@ -122,7 +122,13 @@ struct Context {
   bool json = false;
 };
 
-void print_json(const nlohmann::json& value) { std::cout << value.dump(2) << "\n"; }
+// A msgpack string need not be UTF-8; dump() would throw on it, so bytes that
+// are not UTF-8 print as U+FFFD.
+std::string json_text(const nlohmann::json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void print_json(const nlohmann::json& value) { std::cout << json_text(value, 2) << "\n"; }
 
 std::string proto_json(const google::protobuf::Message& m) {
   std::string out;
@@ -171,7 +177,7 @@ int print_result(Context& ctx, const std::string& id, const std::string& run_id,
     if (ctx.json) {
       print_json({{"workflow_id", id}, {"status", "completed"}, {"result", value}});
     } else {
-      std::cout << value.dump() << "\n";
+      std::cout << json_text(value) << "\n";
     }
     return 0;
   } catch (const WorkflowFailedError& e) {
@@ -348,7 +354,7 @@ int workflow_command(Context& ctx, const std::string& command, Flags& flags) {
     if (ctx.json) {
       print_json({{"workflow_id", id}, {"query", r.query_type()}, {"answer", answer}});
     } else {
-      std::cout << answer.dump() << "\n";
+      std::cout << json_text(answer) << "\n";
     }
     return 0;
   }
