@@ -24,11 +24,16 @@ constexpr int kMaxNesting = 512;
 
 std::string too_deep() { return "nested deeper than " + std::to_string(kMaxNesting) + " levels"; }
 
+// msgpack-c allocates an array's or map's elements when it reads the header,
+// so the element counts are limited by the input's length (every element takes
+// at least a byte): a 5-byte array32 header claiming 0x2337656e elements made
+// it ask for 16 GiB. A longer claim is truncated input, which nlohmann-json
+// refuses below.
 bool nested_too_deep(const std::string& msgpack_bytes) {
+  const size_t n = msgpack_bytes.size();
   try {
-    (void)msgpack::unpack(msgpack_bytes.data(), msgpack_bytes.size(), nullptr, nullptr,
-                          msgpack::unpack_limit(0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff,
-                                                kMaxNesting));
+    (void)msgpack::unpack(msgpack_bytes.data(), n, nullptr, nullptr,
+                          msgpack::unpack_limit(n, n, n, n, n, kMaxNesting));
   } catch (const msgpack::depth_size_overflow&) {
     return true;
   } catch (const std::exception&) {
