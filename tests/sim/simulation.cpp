@@ -492,8 +492,13 @@ void Simulation::activity_poll(int index, int generation) {
         const int fail_times = out->input().payloads_size() > 0 ? std::stoi(out->input().payloads(0).data()) : 0;
         const v1::PollActivityTaskResponse task = *out;
         // The activity runs for a while; a worker crash meanwhile loses it.
+        // A first attempt that draws under 200 ms is slow instead: 13-15 s,
+        // past its 10 s start-to-close timeout, so it reports while the
+        // retry (1 s backoff) runs, and that late outcome must be refused.
+        Duration runs = s_.random_duration(0ms, 2s);
+        if (task.attempt() == 1 && runs < 200ms) runs = 13s + runs * 10;
         s_.after(
-            s_.random_duration(0ms, 2s), "activity " + task.activity_id(),
+            runs, "activity " + task.activity_id(),
             [this, index, generation, identity, task, fail_times] {
               if (workers_[index].generation != generation) return;
               auto again = [this, index, generation](auto) { activity_poll(index, generation); };
@@ -511,7 +516,9 @@ void Simulation::activity_poll(int index, int generation) {
               v1::CompleteActivityRequest c;
               c.set_task_token(task.task_token());
               c.set_identity(identity);
-              c.mutable_result()->add_payloads()->set_data(task.activity_id());
+              // The result names the attempt, so the history shows whose outcome was taken.
+              c.mutable_result()->add_payloads()->set_data(task.activity_id() + "@" +
+                                                            std::to_string(task.attempt()));
               network_.call<v1::CompleteActivityResponse>(
                   "complete-act",
                   [c](Engine& e, engine::Reply<v1::CompleteActivityResponse> reply) { e.complete_activity(c, reply); },
@@ -544,6 +551,7 @@ void Simulation::check_history(Tracked& w, const v1::History& h, v1::WorkflowExe
   std::vector<std::string> signals;
   std::map<int64_t, int> activity_closes, wt_closes;
   std::map<std::string, int> timer_closes;
+  std::map<int64_t, int> started_attempt;  // ActivityTaskStarted event id -> its attempt
   std::set<int64_t> wt_scheduled, wt_started;
   bool closed = false;
   for (int i = 0; i < h.events_size(); ++i) {
@@ -566,7 +574,22 @@ void Simulation::check_history(Tracked& w, const v1::History& h, v1::WorkflowExe
       const auto& input = e.workflow_execution_signaled().input();
       signals.push_back(input.payloads_size() > 0 ? input.payloads(0).data() : "");
     }
-    if (e.has_activity_task_completed()) ++activity_closes[e.activity_task_completed().scheduled_event_id()];
+    if (e.has_activity_task_started()) started_attempt[e.event_id()] = e.activity_task_started().attempt();
+    if (e.has_activity_task_completed()) {
+      ++activity_closes[e.activity_task_completed().scheduled_event_id()];
+      // Only the attempt that is running may close it: a late outcome of
+      // an attempt that timed out must be refused.
+      const auto& result = e.activity_task_completed().result();
+      const std::string got = result.payloads_size() > 0 ? result.payloads(0).data() : "";
+      const std::string by = got.substr(got.find('@') == std::string::npos ? got.size() : got.find('@') + 1);
+      const int64_t started = e.activity_task_completed().started_event_id();
+      const std::string running =
+          started_attempt.count(started) ? std::to_string(started_attempt[started]) : std::string("none");
+      if (by != running) {
+        fail(id + ": activity scheduled at " + std::to_string(e.activity_task_completed().scheduled_event_id()) +
+             " completed with '" + got + "' while attempt " + running + " was running");
+      }
+    }
     if (e.has_activity_task_failed()) ++activity_closes[e.activity_task_failed().scheduled_event_id()];
     if (e.has_activity_task_timed_out()) ++activity_closes[e.activity_task_timed_out().scheduled_event_id()];
     if (e.has_activity_task_canceled()) ++activity_closes[e.activity_task_canceled().scheduled_event_id()];
