@@ -187,7 +187,12 @@ T from_payload(const v1::Payload& payload, const std::string& what) {
     const std::string inflated = compressed ? detail::uncompressed_bytes(payload, what) : std::string();
     const std::string& bytes = compressed ? inflated : payload.data();
     try {
-      msgpack::object_handle handle = msgpack::unpack(bytes.data(), bytes.size());
+      // msgpack-c allocates an array's or map's elements when it reads the
+      // header: bounded by the input's length (an element takes at least a
+      // byte), a 5-byte array32 header cannot make it allocate gigabytes.
+      const size_t n = bytes.size();
+      msgpack::object_handle handle =
+          msgpack::unpack(bytes.data(), n, nullptr, nullptr, msgpack::unpack_limit(n, n, n, n, n));
       return handle.get().as<T>();
     } catch (const std::exception& e) {
       throw PayloadError(what + " does not decode as the expected type: " + e.what());
