@@ -33,7 +33,9 @@ void json_text(const std::string& text) {
 void msgpack_bytes(const std::string& bytes) {
   v1::Payload payload = reprise::history::make_payload(reprise::history::kEncodingMsgpack, bytes);
   try {
-    (void)reprise::cli::payload_to_json(payload).dump();
+    // As reprise prints it (tools/cli/main.cpp): a msgpack string need not be
+    // UTF-8, and such bytes print as U+FFFD.
+    (void)reprise::cli::payload_to_json(payload).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } catch (const reprise::Error& e) {
     FUZZ_CHECK(false, "an uncompressed payload failed to show: %s", e.what());
   }
