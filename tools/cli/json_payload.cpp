@@ -1,5 +1,7 @@
 #include "tools/cli/json_payload.hpp"
 
+#include <optional>
+
 #include "history/payload.hpp"
 #include "reprise/codec.hpp"
 
@@ -24,22 +26,26 @@ constexpr int kMaxNesting = 512;
 
 std::string too_deep() { return "nested deeper than " + std::to_string(kMaxNesting) + " levels"; }
 
-// msgpack-c allocates an array's or map's elements when it reads the header,
-// so the element counts are limited by the input's length (every element takes
-// at least a byte): a 5-byte array32 header claiming 0x2337656e elements made
-// it ask for 16 GiB. A longer claim is truncated input, which nlohmann-json
-// refuses below.
-bool nested_too_deep(const std::string& msgpack_bytes) {
+// What keeps msgpack bytes from reaching nlohmann-json, if anything. msgpack-c
+// allocates an array's or map's elements when it reads the header, so the
+// element counts are limited by the input's length (every element takes at
+// least a byte): a 5-byte array32 header claiming 0x2337656e elements made it
+// ask for 16 GiB. A longer claim is truncated input, answered here: handed to
+// nlohmann-json, the values nested inside the claim (which msgpack-c stopped
+// before checking their depth) would overflow its stack first.
+std::optional<std::string> msgpack_problem(const std::string& msgpack_bytes) {
   const size_t n = msgpack_bytes.size();
   try {
     (void)msgpack::unpack(msgpack_bytes.data(), n, nullptr, nullptr,
                           msgpack::unpack_limit(n, n, n, n, n, kMaxNesting));
   } catch (const msgpack::depth_size_overflow&) {
-    return true;
+    return too_deep();
+  } catch (const msgpack::size_overflow&) {
+    return "not valid msgpack";
   } catch (const std::exception&) {
     // Not valid msgpack: nlohmann-json says so below.
   }
-  return false;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -71,8 +77,8 @@ nlohmann::json payload_to_json(const v1::Payload& payload) {
   if (encoding == kNullEncoding) return nullptr;
   if (encoding != kMsgpackEncoding) return {{"$encoding", std::string(encoding)}, {"$bytes", payload.data().size()}};
   const std::string bytes = detail::uncompressed_bytes(payload, "a payload");
-  if (nested_too_deep(bytes)) {
-    return {{"$encoding", std::string(encoding)}, {"$bytes", bytes.size()}, {"$error", too_deep()}};
+  if (const std::optional<std::string> problem = msgpack_problem(bytes)) {
+    return {{"$encoding", std::string(encoding)}, {"$bytes", bytes.size()}, {"$error", *problem}};
   }
   try {
     return nlohmann::json::from_msgpack(bytes);
