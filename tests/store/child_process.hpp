@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,11 @@ class ChildProcess {
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    std::vector<std::string> env_storage = child_environment(args.front());
+    std::vector<char*> envp;
+    for (auto& e : env_storage) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&actions);
     ::close(fds[1]);
     out_ = ::fdopen(fds[0], "r");
@@ -39,6 +44,22 @@ class ChildProcess {
     }
     if (out_ != nullptr) std::fclose(out_);
   }
+  // This process's environment, except that a reprise-server child gets
+  // REPRISE_SERVER_TSAN_OPTIONS as its TSAN_OPTIONS when that is set:
+  // ./run test-tsan gives the server, whose handlers run on uninstrumented
+  // gRPC's threads, its own suppressions (tests/tsan_server.supp).
+  static std::vector<std::string> child_environment(const std::string& program) {
+    const char* server_tsan = std::getenv("REPRISE_SERVER_TSAN_OPTIONS");
+    const bool is_server = program.size() >= 14 && program.compare(program.size() - 14, 14, "reprise-server") == 0;
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (server_tsan != nullptr && is_server && std::string(*e).rfind("TSAN_OPTIONS=", 0) == 0) continue;
+      env.emplace_back(*e);
+    }
+    if (server_tsan != nullptr && is_server) env.push_back(std::string("TSAN_OPTIONS=") + server_tsan);
+    return env;
+  }
+
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
