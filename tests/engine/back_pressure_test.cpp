@@ -67,6 +67,22 @@ class BackPressure : public GatedEngineTest {
   }
 };
 
+// A reply can be destroyed after the engine that admitted it (the store's
+// writer clears a finished batch after answering it): its slot must not
+// reach into the freed engine. Under ASan or TSan the old slot, which
+// pointed at its RequestAdmission, failed here (heap-use-after-free), and
+// the engine tests' teardown raced with the writer thread.
+TEST(RequestAdmission, ASlotMayBeReleasedAfterItsDoorIsGone) {
+  auto door = std::make_unique<RequestAdmission>(1);
+  RequestAdmission::Slot slot = door->try_admit();
+  ASSERT_NE(slot, nullptr);
+  EXPECT_EQ(door->try_admit(), nullptr) << "the one slot is taken";
+  door.reset();
+  slot.reset();  // touches nothing of the door
+  RequestAdmission again(1);
+  EXPECT_NE(again.try_admit(), nullptr);
+}
+
 TEST_F(BackPressure, RequestsBeyondOneWorkflowsQueueAreRefusedAtOnceAndTheAdmittedAllCommit) {
   restart([](EngineOptions& o) { o.max_waiting_per_execution = 8; });
   ASSERT_TRUE(start("busy").is_ok());
