@@ -497,33 +497,30 @@ void Simulation::activity_poll(int index, int generation) {
         // retry (1 s backoff) runs, and that late outcome must be refused.
         Duration runs = s_.random_duration(0ms, 2s);
         if (task.attempt() == 1 && runs < 200ms) runs = 13s + runs * 10;
-        s_.after(
-            runs, "activity " + task.activity_id(),
-            [this, index, generation, identity, task, fail_times] {
-              if (workers_[index].generation != generation) return;
-              auto again = [this, index, generation](auto) { activity_poll(index, generation); };
-              if (task.attempt() <= fail_times) {
-                v1::FailActivityRequest f;
-                f.set_task_token(task.task_token());
-                f.set_identity(identity);
-                f.mutable_failure()->set_message("simulated failure");
-                network_.call<v1::FailActivityResponse>(
-                    "fail-act",
-                    [f](Engine& e, engine::Reply<v1::FailActivityResponse> reply) { e.fail_activity(f, reply); }, 5s,
-                    again);
-                return;
-              }
-              v1::CompleteActivityRequest c;
-              c.set_task_token(task.task_token());
-              c.set_identity(identity);
-              // The result names the attempt, so the history shows whose outcome was taken.
-              c.mutable_result()->add_payloads()->set_data(task.activity_id() + "@" +
-                                                            std::to_string(task.attempt()));
-              network_.call<v1::CompleteActivityResponse>(
-                  "complete-act",
-                  [c](Engine& e, engine::Reply<v1::CompleteActivityResponse> reply) { e.complete_activity(c, reply); },
-                  5s, again);
-            });
+        s_.after(runs, "activity " + task.activity_id(), [this, index, generation, identity, task, fail_times] {
+          if (workers_[index].generation != generation) return;
+          auto again = [this, index, generation](auto) { activity_poll(index, generation); };
+          if (task.attempt() <= fail_times) {
+            v1::FailActivityRequest f;
+            f.set_task_token(task.task_token());
+            f.set_identity(identity);
+            f.mutable_failure()->set_message("simulated failure");
+            network_.call<v1::FailActivityResponse>(
+                "fail-act",
+                [f](Engine& e, engine::Reply<v1::FailActivityResponse> reply) { e.fail_activity(f, reply); }, 5s,
+                again);
+            return;
+          }
+          v1::CompleteActivityRequest c;
+          c.set_task_token(task.task_token());
+          c.set_identity(identity);
+          // The result names the attempt, so the history shows whose outcome was taken.
+          c.mutable_result()->add_payloads()->set_data(task.activity_id() + "@" + std::to_string(task.attempt()));
+          network_.call<v1::CompleteActivityResponse>(
+              "complete-act",
+              [c](Engine& e, engine::Reply<v1::CompleteActivityResponse> reply) { e.complete_activity(c, reply); }, 5s,
+              again);
+        });
       });
 }
 

@@ -36,8 +36,7 @@ std::string too_deep() { return "nested deeper than " + std::to_string(kMaxNesti
 std::optional<std::string> msgpack_problem(const std::string& msgpack_bytes) {
   const size_t n = msgpack_bytes.size();
   try {
-    (void)msgpack::unpack(msgpack_bytes.data(), n, nullptr, nullptr,
-                          msgpack::unpack_limit(n, n, n, n, n, kMaxNesting));
+    (void)msgpack::unpack(msgpack_bytes.data(), n, nullptr, nullptr, msgpack::unpack_limit(n, n, n, n, n, kMaxNesting));
   } catch (const msgpack::depth_size_overflow&) {
     return too_deep();
   } catch (const msgpack::size_overflow&) {
