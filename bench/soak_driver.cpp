@@ -17,11 +17,7 @@
 // runs deleted by retention. At the end DIR/soak.md holds the table.
 // Exit status 0 only when every workflow ended as it should.
 #include <dirent.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,9 +31,8 @@
 #include <sstream>
 #include <thread>
 
+#include "child_process.hpp"
 #include "examples/examples.hpp"
-
-extern char** environ;
 
 using namespace reprise;
 using namespace examples;
@@ -46,71 +41,12 @@ using Steady = std::chrono::steady_clock;
 
 namespace {
 
-// A child with stdout on a pipe (for its ready line) and stderr appended to a
-// log file; like tests/store/child_process.hpp, but the soak needs the pid
-// (for /proc) and the logs kept.
-class Process {
+// The server and workers, with stderr kept in a log; stopped with SIGTERM
+// (SIGKILL after 30 s) when the soak ends.
+class Process : public engine::testing::ChildProcess {
  public:
-  Process(const std::vector<std::string>& args, const std::string& log_path) {
-    int fds[2];
-    if (::pipe(fds) != 0) return;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(fds[1]);
-    out_ = ::fdopen(fds[0], "r");
-  }
-  ~Process() {
-    stop();
-    if (out_ != nullptr) std::fclose(out_);
-  }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
-  pid_t pid() const { return pid_; }
-
-  bool read_line(std::string& line) {
-    line.clear();
-    int c;
-    while (out_ != nullptr && (c = std::fgetc(out_)) != EOF) {
-      if (c == '\n') return true;
-      line += static_cast<char>(c);
-    }
-    return false;
-  }
-
-  bool alive() {
-    if (pid_ <= 0 || reaped_) return false;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == 0) return true;
-    reaped_ = true;
-    return false;
-  }
-
-  // SIGTERM, then SIGKILL if it has not exited within 30 s.
-  void stop() {
-    if (pid_ <= 0 || reaped_) return;
-    ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 300; ++i) {
-      if (!alive()) return;
-      std::this_thread::sleep_for(100ms);
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    reaped_ = true;
-  }
-
- private:
-  pid_t pid_ = -1;
-  FILE* out_ = nullptr;
-  bool reaped_ = false;
+  Process(const std::vector<std::string>& args, const std::string& log_path) : ChildProcess(args, log_path) {}
+  ~Process() { stop(30s); }
 };
 
 int64_t rss_kib(pid_t pid) {
@@ -518,8 +454,8 @@ int main(int argc, char** argv) {
   take_sample(drained_s, true);
   std::fclose(csv);
 
-  for (auto& w : workers) w->stop();
-  server.stop();
+  for (auto& w : workers) w->stop(30s);
+  server.stop(30s);
 
   const Sample& last = samples.back();
   const bool ok = processes_alive && last.failed == 0 && last.completed == last.started && last.started > 0;

@@ -2,14 +2,17 @@
 // real writer acknowledged and then kill it.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -18,13 +21,18 @@ namespace reprise::engine::testing {
 
 class ChildProcess {
  public:
-  explicit ChildProcess(const std::vector<std::string>& args) {
+  // With `stderr_log`, the child's stderr is appended to that file.
+  explicit ChildProcess(const std::vector<std::string>& args, const std::string& stderr_log = "") {
     int fds[2];
     if (::pipe(fds) != 0) return;
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
+    if (!stderr_log.empty()) {
+      posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                       0644);
+    }
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -64,12 +72,13 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   bool started() const { return pid_ > 0 && out_ != nullptr; }
+  pid_t pid() const { return pid_; }
 
   // One line of the child's stdout without its newline; false at the end.
   bool read_line(std::string& line) {
     line.clear();
     int c;
-    while ((c = std::fgetc(out_)) != EOF) {
+    while (out_ != nullptr && (c = std::fgetc(out_)) != EOF) {
       if (c == '\n') return true;
       line += static_cast<char>(c);
     }
@@ -84,6 +93,26 @@ class ChildProcess {
     ::waitpid(pid_, &status, 0);
     reaped_ = true;
     return status;
+  }
+
+  // Whether it is still running (reaps it if not).
+  bool alive() {
+    if (pid_ <= 0 || reaped_) return false;
+    if (::waitpid(pid_, nullptr, WNOHANG) == 0) return true;
+    reaped_ = true;
+    return false;
+  }
+
+  // SIGTERM, then SIGKILL if it has not exited within `grace`.
+  void stop(std::chrono::milliseconds grace) {
+    if (pid_ <= 0 || reaped_) return;
+    ::kill(pid_, SIGTERM);
+    for (auto waited = std::chrono::milliseconds(0); waited < grace; waited += std::chrono::milliseconds(100)) {
+      if (!alive()) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ::kill(pid_, SIGKILL);
+    wait();
   }
 
  private:
