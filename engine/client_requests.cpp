@@ -77,10 +77,11 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
             running,
             [signal](MutableState& ms) {
               ms.expect_claim_checks();
-              return ms.signal(signal->signal_name(), signal->input(), signal->identity(), signal->request_id());
+              return to_done(
+                  ms.signal(signal->signal_name(), signal->input(), signal->identity(), signal->request_id()));
             },
             {},
-            [answer, run_id = current->run_id](Result<MutableState*> r) {
+            [answer, run_id = current->run_id](Result<Done> r) {
               if (!r) return answer(r.status());
               v1::StartWorkflowResponse signaled;
               signaled.set_run_id(run_id);
@@ -138,7 +139,8 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
 void Engine::signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply) {
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
-  on_read_pool(reply, [this, request = std::move(request), reply]() mutable {
+  TaskRunner& pool = pool_for(request);
+  on_pool(pool, reply, [this, request = std::move(request), reply]() mutable {
     signal_blocking(std::move(request), std::move(reply));
   });
 }
@@ -152,9 +154,9 @@ void Engine::signal_blocking(v1::SignalWorkflowRequest request, Reply<v1::Signal
       ns, request.workflow_execution(),
       [request, refs = *refs](MutableState& ms) {
         if (refs) ms.expect_claim_checks();
-        return ms.signal(request.signal_name(), request.input(), request.identity(), request.request_id());
+        return to_done(ms.signal(request.signal_name(), request.input(), request.identity(), request.request_id()));
       },
-      [reply](Result<MutableState*> r) {
+      [reply](Result<Done> r) {
         if (!r) return reply(r.status());
         reply(v1::SignalWorkflowResponse());
       });
@@ -175,8 +177,8 @@ void Engine::cancel_blocking(std::string ns, v1::RequestCancelWorkflowRequest re
                              Reply<v1::RequestCancelWorkflowResponse> reply) {
   transition_named(
       ns, request.workflow_execution(),
-      [request](MutableState& ms) { return ms.request_cancel(request.reason(), request.identity()); },
-      [reply](Result<MutableState*> r) {
+      [request](MutableState& ms) { return to_done(ms.request_cancel(request.reason(), request.identity())); },
+      [reply](Result<Done> r) {
         if (!r) return reply(r.status());
         reply(v1::RequestCancelWorkflowResponse());
       });
@@ -185,7 +187,8 @@ void Engine::cancel_blocking(std::string ns, v1::RequestCancelWorkflowRequest re
 void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply) {
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
-  on_read_pool(reply, [this, request = std::move(request), reply]() mutable {
+  TaskRunner& pool = pool_for(request);
+  on_pool(pool, reply, [this, request = std::move(request), reply]() mutable {
     terminate_blocking(std::move(request), std::move(reply));
   });
 }
@@ -199,9 +202,9 @@ void Engine::terminate_blocking(v1::TerminateWorkflowRequest request, Reply<v1::
       ns, request.workflow_execution(),
       [request, refs = *refs](MutableState& ms) {
         if (refs) ms.expect_claim_checks();
-        return ms.terminate(request.reason(), request.details(), request.identity());
+        return to_done(ms.terminate(request.reason(), request.details(), request.identity()));
       },
-      [reply](Result<MutableState*> r) {
+      [reply](Result<Done> r) {
         if (!r) return reply(r.status());
         reply(v1::TerminateWorkflowResponse());
       },

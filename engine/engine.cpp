@@ -33,6 +33,7 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
   REPRISE_RETURN_IF_ERROR(options.config.history_limits.validate());
   if (options.executor_threads < 1) return Status::invalid_argument("executor_threads must be at least 1");
   if (options.read_threads < 1) return Status::invalid_argument("read_threads must be at least 1");
+  if (options.upload_threads < 1) return Status::invalid_argument("upload_threads must be at least 1");
   if (options.max_pending_requests < 1) return Status::invalid_argument("max_pending_requests must be at least 1");
   if (options.max_pending_queries < 1) return Status::invalid_argument("max_pending_queries must be at least 1");
   if (options.max_query_wait.count() < 1) return Status::invalid_argument("max_query_wait must be at least 1 ms");
@@ -68,9 +69,11 @@ Engine::Engine(Store& store, EngineOptions options)
       own_deadlines_(options_.runtime ? nullptr : std::make_unique<DeadlineScheduler>()),
       own_executor_(options_.runtime ? nullptr : std::make_unique<Executor>(options_.executor_threads)),
       own_read_pool_(options_.runtime ? nullptr : std::make_unique<Executor>(options_.read_threads)),
+      own_upload_pool_(options_.runtime ? nullptr : std::make_unique<Executor>(options_.upload_threads)),
       deadlines_(options_.runtime ? options_.runtime->deadlines : *own_deadlines_),
       executor_(options_.runtime ? options_.runtime->executor : *own_executor_),
       read_pool_(options_.runtime ? options_.runtime->read_pool : *own_read_pool_),
+      upload_pool_(options_.runtime ? options_.runtime->upload_pool : *own_upload_pool_),
       matching_(deadlines_),
       serializer_(executor_),
       admission_(options_.max_pending_requests),
@@ -141,8 +144,8 @@ Status Engine::execution_busy(const ExecutionKey& key) const {
                       " requests waiting already, its limit (--max-waiting-per-execution); retry later");
 }
 
-void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Transition&)> extra,
-                        std::function<void(Result<MutableState*>)> then, Unreadable unreadable, Origin origin) {
+void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval extra, StatusThen then,
+                            Unreadable unreadable, Origin origin) {
   OperationRef in_flight = begin_op();
   if (!in_flight) {
     then(Status::unavailable("the server is shutting down"));
@@ -150,8 +153,8 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
   }
   auto step = [this, key, op = std::move(op), extra = std::move(extra), then, unreadable,
                in_flight](ExecutionSerializer::Done done) {
-    auto answer = [then, done, in_flight](Result<MutableState*> r) {
-      then(std::move(r));
+    auto answer = [then, done, in_flight](Status s) {
+      then(std::move(s));
       done();
     };
     Result<ExecutionRecord> record = store_.get_execution(key);
@@ -193,17 +196,17 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
       answer(s);
       return;
     }
-    if (ms->unchanged()) return answer(ms.get());
+    if (ms->unchanged()) return answer(Status::ok());
     if (ms->found_stale() && extra) {
       // Only the row that led here goes; the execution is not rewritten.
       Transition drop;
       extra(drop);
-      if (drop.remove_tasks.empty() && drop.remove_timers.empty()) return answer(ms.get());
-      commit(std::move(drop), [ms, answer](Result<CommitResult> r) {
+      if (drop.remove_tasks.empty() && drop.remove_timers.empty()) return answer(Status::ok());
+      commit(std::move(drop), [answer](Result<CommitResult> r) {
         // ABORTED: the row is gone already (a closed run's rows go with its
         // close), which is all this wanted.
         if (!r && r.status().code() != StatusCode::kAborted) return answer(r.status());
-        answer(ms.get());
+        answer(Status::ok());
       });
       return;
     }
@@ -222,7 +225,7 @@ void Engine::transition(const ExecutionKey& key, Op op, std::function<void(Trans
                                       {"run_id", ms->key().run_id},
                                       {"status", enum_name(ms->state().status())}});
       }
-      answer(ms.get());
+      answer(Status::ok());
     });
   };
   const size_t max_waiting =
@@ -320,26 +323,24 @@ Result<ExecutionKey> Engine::resolve(const std::string& namespace_id, const v1::
   return ExecutionKey{namespace_id, execution.workflow_id(), current->run_id};
 }
 
-void Engine::transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, Op op,
-                              std::function<void(Result<MutableState*>)> then, Unreadable unreadable, Origin origin,
-                              int hops) {
+void Engine::run_transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, StatusOp op,
+                                  StatusThen then, Unreadable unreadable, Origin origin, int hops) {
   Result<ExecutionKey> key = resolve(namespace_id, execution);
   if (!key) return then(key.status());
   // A request for "the current run" waited in that run's queue behind a
   // continue-as-new: it follows the chain to the run that is current now
   // (Temporal's behaviour), a bounded number of hops.
   constexpr int kMaxHops = 8;
-  auto follow = [this, namespace_id, execution, op, then, unreadable, origin, hops,
-                 run_id = key->run_id](Result<MutableState*> r) {
-    if (!r && r.status().code() == StatusCode::kFailedPrecondition && execution.run_id().empty() && hops < kMaxHops) {
+  auto follow = [this, namespace_id, execution, op, then, unreadable, origin, hops, run_id = key->run_id](Status s) {
+    if (s.code() == StatusCode::kFailedPrecondition && execution.run_id().empty() && hops < kMaxHops) {
       Result<ExecutionKey> now = resolve(namespace_id, execution);
       if (now && now->run_id != run_id) {
-        return transition_named(namespace_id, execution, op, then, unreadable, origin, hops + 1);
+        return run_transition_named(namespace_id, execution, op, then, unreadable, origin, hops + 1);
       }
     }
-    then(std::move(r));
+    then(std::move(s));
   };
-  transition(*key, std::move(op), {}, std::move(follow), unreadable, origin);
+  run_transition(*key, std::move(op), {}, std::move(follow), unreadable, origin);
 }
 
 Result<Engine::LoadedExecution> Engine::load_execution(std::string namespace_id,

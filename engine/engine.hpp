@@ -21,9 +21,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 #include "engine/admission.hpp"
 #include "engine/claim_check.hpp"
@@ -82,10 +85,15 @@ struct EngineOptions {
   // A history long-poll waits at most this long, whatever the client asks.
   std::chrono::milliseconds max_history_wait{60'000};
   int executor_threads = 2;
-  // Threads that run the synchronous store work of requests (reads, claim-
-  // check uploads), so a caller's thread (gRPC's) never waits on SQLite. As
-  // many as the store has read connections.
+  // Threads that run the synchronous store reads of requests, so a caller's
+  // thread (gRPC's) never waits on SQLite. As many as the store has read
+  // connections.
   int read_threads = 4;
+  // Threads that run requests' claim-check work (uploads of large payloads,
+  // which wait for the store's writer, and reference checks): apart from
+  // the reads, so uploads held up by a busy or full disk never queue
+  // describe, history, query or a worker's page reads behind them.
+  int upload_threads = 2;
   // Back-pressure (admission.hpp, docs/engine.md): requests that change an
   // execution, admitted and not yet answered, server-wide; and requests
   // waiting behind the running one of a single execution. Beyond either a
@@ -215,25 +223,65 @@ class Engine {
  private:
   Engine(Store& store, EngineOptions options);
 
-  // Runs `op` on the loaded execution as one serialized transition and
-  // commits it; `extra` adds rows to remove. `then` runs after the commit
-  // (or with the error), on the executor.
-  // With kSalvage, a state that does not parse is replaced by an empty one
-  // (terminate: an operator must be able to end a damaged workflow).
-  // With kRequest, the transition waits in the execution's bounded queue
-  // (RESOURCE_EXHAUSTED when full); the engine's own work is bounded
-  // elsewhere and always waits its turn.
-  using Op = std::function<Status(MutableState&)>;
+  // An operation on one execution runs as one serialized transition: `op`
+  // changes the loaded MutableState and returns its outcome, or an error and
+  // nothing is committed. `then` gets that Result once the change is
+  // committed (or the commit's error), on the executor: the one way an
+  // operation's result leaves. An op with nothing to report returns Done.
+  //   `extra` adds rows to remove: the task or timer row that led here, also
+  //   removed when the execution is gone or the op found the row stale.
+  //   With kSalvage, a state that does not parse is replaced by an empty one
+  //   (terminate: an operator must be able to end a damaged workflow).
+  //   With kRequest, the transition waits in the execution's bounded queue
+  //   (RESOURCE_EXHAUSTED when full); the engine's own work is bounded
+  //   elsewhere and always waits its turn.
+  struct Done {};
+  static Result<Done> to_done(Status s) {
+    if (!s) return s;
+    return Done{};
+  }
   enum class Unreadable { kFail, kSalvage };
   enum class Origin { kInternal, kRequest };
-  void transition(const ExecutionKey& key, Op op, std::function<void(Transition&)> extra,
-                  std::function<void(Result<MutableState*>)> then, Unreadable unreadable = Unreadable::kFail,
-                  Origin origin = Origin::kInternal);
+  using RowRemoval = std::function<void(Transition&)>;
+  template <typename T>
+  using Then = std::type_identity_t<std::function<void(Result<T>)>>;
+  template <typename Op, typename T = typename std::invoke_result_t<Op&, MutableState&>::value_type>
+  void transition(const ExecutionKey& key, Op op, RowRemoval extra, Then<T> then,
+                  Unreadable unreadable = Unreadable::kFail, Origin origin = Origin::kInternal) {
+    auto [run, answer] = erase_outcome<T>(std::move(op), std::move(then));
+    run_transition(key, std::move(run), std::move(extra), std::move(answer), unreadable, origin);
+  }
   // transition() on the run a client's request names; without a run id,
   // the current run, followed across continue-as-new.
-  void transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, Op op,
-                        std::function<void(Result<MutableState*>)> then, Unreadable unreadable = Unreadable::kFail,
-                        Origin origin = Origin::kRequest, int hops = 0);
+  template <typename Op, typename T = typename std::invoke_result_t<Op&, MutableState&>::value_type>
+  void transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, Op op, Then<T> then,
+                        Unreadable unreadable = Unreadable::kFail, Origin origin = Origin::kRequest) {
+    auto [run, answer] = erase_outcome<T>(std::move(op), std::move(then));
+    run_transition_named(namespace_id, execution, std::move(run), std::move(answer), unreadable, origin, 0);
+  }
+  // The transition machinery works on an op's Status; the outcome rides
+  // beside it from the op (before the commit) to `then` (after it).
+  using StatusOp = std::function<Status(MutableState&)>;
+  using StatusThen = std::function<void(Status)>;
+  template <typename T, typename Op>
+  static std::pair<StatusOp, StatusThen> erase_outcome(Op op, std::function<void(Result<T>)> then) {
+    auto outcome = std::make_shared<std::optional<T>>();
+    StatusOp run = [op = std::move(op), outcome](MutableState& ms) {
+      Result<T> r = op(ms);
+      if (!r) return r.status();
+      *outcome = std::move(r).value();
+      return Status::ok();
+    };
+    StatusThen answer = [outcome, then = std::move(then)](Status s) {
+      if (!s) return then(std::move(s));
+      then(std::move(**outcome));
+    };
+    return {std::move(run), std::move(answer)};
+  }
+  void run_transition(const ExecutionKey& key, StatusOp op, RowRemoval extra, StatusThen then, Unreadable unreadable,
+                      Origin origin);
+  void run_transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, StatusOp op,
+                            StatusThen then, Unreadable unreadable, Origin origin, int hops);
   // Admits a request that will change an execution: false (and `reply`
   // answered RESOURCE_EXHAUSTED) when max_pending_requests are in flight;
   // otherwise `reply` holds the slot until it has answered. admit_to() is
@@ -284,17 +332,26 @@ class Engine {
   OperationRef nested_op();
   void end_op();
   bool closing();
-  // Runs `work` on the read pool, which may wait on SQLite, so the caller's
-  // thread (a gRPC callback thread) never does; `refuse` gets UNAVAILABLE
-  // instead once the engine is closing.
+  // Runs `work` on `pool` (read_pool_, upload_pool_), which may wait on
+  // SQLite, so the caller's thread (a gRPC callback thread) never does;
+  // `refuse` gets UNAVAILABLE instead once the engine is closing.
   template <typename Refuse>
-  void on_read_pool(const Refuse& refuse, std::function<void()> work) {
+  void on_pool(TaskRunner& pool, const Refuse& refuse, std::function<void()> work) {
     OperationRef in_flight = begin_op();
     if (!in_flight) return refuse(Status::unavailable("the server is shutting down"));
-    read_pool_.post([in_flight, work = std::move(work)] { work(); });
+    pool.post([in_flight, work = std::move(work)] { work(); });
+  }
+  template <typename Refuse>
+  void on_read_pool(const Refuse& refuse, std::function<void()> work) {
+    on_pool(read_pool_, refuse, std::move(work));
+  }
+  // Where a request that reads the store runs: the upload pool when it has
+  // claim-check work to do, else the read pool.
+  TaskRunner& pool_for(const google::protobuf::Message& request) {
+    return claim_check_.touches_blob_store(request) ? upload_pool_ : read_pool_;
   }
   // Claim-checks `request` (claim_check.hpp), then runs `then` with it and
-  // whether it holds references; on the read pool when that touches the
+  // whether it holds references; on the upload pool when that touches the
   // blob store (an upload, a reference to look up), inline otherwise.
   template <typename Req, typename T>
   void after_offload(Req request, const Reply<T>& reply, std::function<void(Req&, bool)> then) {
@@ -304,9 +361,10 @@ class Engine {
       then(r, *refs);
     };
     if (!claim_check_.touches_blob_store(request)) return run(request);
-    on_read_pool(reply, [run, request = std::move(request)]() mutable { run(request); });
+    on_pool(upload_pool_, reply, [run, request = std::move(request)]() mutable { run(request); });
   }
-  // The halves of requests that read the store, run on the read pool.
+  // The halves of requests that read the store, run on the read pool (or
+  // the upload pool, for a signal or terminate with claim-check work).
   void signal_blocking(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply);
   void cancel_blocking(std::string namespace_id, v1::RequestCancelWorkflowRequest request,
                        Reply<v1::RequestCancelWorkflowResponse> reply);
@@ -351,11 +409,12 @@ class Engine {
   template <typename Response>
   void poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response> start, FillTask<Response> fill);
   // A worker's report on a task it holds: decode the token, apply `op` to
-  // the execution it names, answer with `respond()` once committed.
-  template <typename Response>
+  // the execution it names, and once that is committed answer what
+  // `respond` makes of the op's outcome.
+  template <typename Response, typename T>
   void on_task_token(const std::string& token, bool claim_checks,
-                     std::function<Status(MutableState&, const internal::TaskToken&)> op,
-                     std::function<Response()> respond, Reply<Response> reply);
+                     std::function<Result<T>(MutableState&, const internal::TaskToken&)> op,
+                     std::function<Result<Response>(T)> respond, Reply<Response> reply);
   Status fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
                       int64_t& next_event_id);
   // Events in a page of history: what the reader asked for, else 1000.
@@ -408,6 +467,10 @@ class Engine {
   // `attempt` counts the runs of this task since the engine started.
   void run_transfer(TaskRecord task, int attempt = 1);
   void retry_transfer(TaskRecord task, int attempt, const Status& why);
+  // The parent-close policy a transfer task carries, applied to `child`
+  // and, if that run had closed into the next of its chain, to that run.
+  void apply_parent_close_policy(TaskRecord task, const internal::TransferTask& transfer, ExecutionKey child,
+                                 int attempt);
   void drop_task(int64_t task_id);
   // A signal or cancel request a workflow sent (external_delivery.cpp).
   void deliver_external(TaskRecord task, const internal::TransferTask& transfer, int attempt);
@@ -459,9 +522,11 @@ class Engine {
   std::unique_ptr<DeadlineScheduler> own_deadlines_;
   std::unique_ptr<Executor> own_executor_;
   std::unique_ptr<Executor> own_read_pool_;
+  std::unique_ptr<Executor> own_upload_pool_;
   Deadlines& deadlines_;
   TaskRunner& executor_;
   TaskRunner& read_pool_;
+  TaskRunner& upload_pool_;
   Matching matching_;
   ExecutionSerializer serializer_;
   RequestAdmission admission_;

@@ -3,7 +3,7 @@
 // deadline and commit of the engine on one seeded scheduler.
 //
 // With a runtime the engine starts no thread of its own: its jobs go to
-// `executor` and `read_pool`, its deadlines to `deadlines`, and the work its
+// `executor`, `read_pool` and `upload_pool`, its deadlines to `deadlines`, and the work its
 // background threads do is the driver's to call as time passes:
 // Engine::check_timers() (which then posts one look at the timer table to
 // `executor`) whenever a timer may be due, Engine::sweep_retention() and
@@ -22,6 +22,7 @@ namespace reprise::engine {
 struct EngineRuntime {
   TaskRunner& executor;
   TaskRunner& read_pool;
+  TaskRunner& upload_pool;
   Deadlines& deadlines;
 };
 

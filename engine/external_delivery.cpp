@@ -39,42 +39,46 @@ void Engine::deliver_external(TaskRecord task, const internal::TransferTask& tra
   const bool child_only = cancel ? e.request_cancel_external_workflow_execution_initiated().child_workflow_only()
                                  : e.signal_external_workflow_execution_initiated().child_workflow_only();
 
-  // Why the target could not take the request, if it could not.
-  auto refused = std::make_shared<v1::ExternalFailureCause>(v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED);
-  auto deliver = [e, cancel, child_only, refused, request_id, sender_key = task.execution](MutableState& ms) {
-    *refused = v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED;
-    if (ms.closed()) {
-      *refused = v1::EXTERNAL_FAILURE_CAUSE_NOT_FOUND;
-      return Status::failed_precondition("the target is closed");  // followed across continue-as-new
-    }
+  // The target's transition: what it refused the request for, if it did
+  // (a closed target answers FAILED_PRECONDITION, so a target named by id
+  // alone is followed across continue-as-new).
+  auto deliver = [e, cancel, child_only, request_id,
+                  sender_key = task.execution](MutableState& ms) -> Result<v1::ExternalFailureCause> {
     const auto& parent = ms.state().parent_execution();
-    if (child_only && (parent.workflow_id() != sender_key.workflow_id || parent.run_id() != sender_key.run_id)) {
-      *refused = v1::EXTERNAL_FAILURE_CAUSE_NOT_CHILD;
-      return Status::failed_precondition("the target is not the sender's child");
+    if (!ms.closed() && child_only &&
+        (parent.workflow_id() != sender_key.workflow_id || parent.run_id() != sender_key.run_id)) {
+      ms.change_nothing();
+      return v1::EXTERNAL_FAILURE_CAUSE_NOT_CHILD;
     }
     if (cancel) {
-      return ms.request_cancel(e.request_cancel_external_workflow_execution_initiated().reason(),
-                               sender_key.workflow_id);
+      REPRISE_RETURN_IF_ERROR(
+          ms.request_cancel(e.request_cancel_external_workflow_execution_initiated().reason(), sender_key.workflow_id));
+      return v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED;
     }
     ms.expect_claim_checks();  // the input may be a reference from the sender's history
     const auto& signal = e.signal_external_workflow_execution_initiated();
-    return ms.signal(signal.signal_name(), signal.input(), sender_key.workflow_id, request_id);
+    REPRISE_RETURN_IF_ERROR(ms.signal(signal.signal_name(), signal.input(), sender_key.workflow_id, request_id));
+    return v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED;
   };
-  auto record_outcome = [this, task, initiated, attempt, refused](Result<MutableState*> r) {
-    v1::ExternalFailureCause outcome = *refused;
-    if (r) {
-      outcome = v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED;
-    } else if (outcome == v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED) {
-      if (r.status().code() != StatusCode::kNotFound) return retry_transfer(task, attempt, r.status());
-      outcome = v1::EXTERNAL_FAILURE_CAUSE_NOT_FOUND;  // no such workflow
+  auto record_outcome = [this, task, initiated, attempt](Result<v1::ExternalFailureCause> delivered) {
+    v1::ExternalFailureCause outcome = v1::EXTERNAL_FAILURE_CAUSE_UNSPECIFIED;
+    if (delivered) {
+      outcome = *delivered;
+    } else if (delivered.status().code() == StatusCode::kNotFound ||
+               delivered.status().code() == StatusCode::kFailedPrecondition) {
+      outcome = v1::EXTERNAL_FAILURE_CAUSE_NOT_FOUND;  // no such workflow, or it is closed
+    } else {
+      return retry_transfer(task, attempt, delivered.status());
     }
     const int64_t task_id = task.task_id;
     transition(
         task.execution,
-        [initiated, outcome](MutableState& ms) { return ms.record_external_outcome(initiated, outcome).status(); },
+        [initiated, outcome](MutableState& ms) { return ms.record_external_outcome(initiated, outcome); },
         [task_id](Transition& t) { t.remove_tasks.push_back(task_id); },
-        [this, task, attempt](Result<MutableState*> done) {
-          if (!done && done.status().code() != StatusCode::kNotFound) retry_transfer(task, attempt, done.status());
+        [this, task, attempt](Result<Applied> recorded) {
+          if (!recorded && recorded.status().code() != StatusCode::kNotFound) {
+            retry_transfer(task, attempt, recorded.status());
+          }
         });
   };
   transition_named(task.execution.namespace_id, target, std::move(deliver), std::move(record_outcome),

@@ -56,8 +56,8 @@ void Engine::delete_blocking(std::string ns, v1::DeleteWorkflowExecutionRequest 
   }
   const std::string identity = request.identity().empty() ? "reprise-server" : request.identity();
   transition(
-      *key, [identity](MutableState& ms) { return ms.terminate(kTerminateReason, {}, identity); }, {},
-      [this, key = *key, reply](Result<MutableState*> r) {
+      *key, [identity](MutableState& ms) { return to_done(ms.terminate(kTerminateReason, {}, identity)); }, {},
+      [this, key = *key, reply](Result<Done> r) {
         // It closed meanwhile (FAILED_PRECONDITION): delete it all the same.
         const bool closed_meanwhile = !r && r.status().code() == StatusCode::kFailedPrecondition;
         if (!r && !closed_meanwhile) return reply(r.status());

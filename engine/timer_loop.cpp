@@ -77,9 +77,9 @@ void Engine::fire(TimerRecord timer) {
   const int64_t id = timer.timer_id;
   const ExecutionKey key = timer.execution;  // `timer` moves into the callback
   transition(
-      key, [task](MutableState& ms) { return ms.fire_timer(task).status(); },
+      key, [task](MutableState& ms) { return ms.fire_timer(task); },
       [id](Transition& t) { t.remove_timers.push_back(id); },
-      [this, timer = std::move(timer), task](Result<MutableState*> r) mutable {
+      [this, timer = std::move(timer), task](Result<Applied> r) mutable {
         const StatusCode code = r.is_ok() ? StatusCode::kOk : r.status().code();
         // A lost race (ABORTED) or a closing server is retried on the next
         // pass; anything else will fail again the same way.

@@ -35,7 +35,7 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
   const int64_t task_id = task.task_id;
   auto remove_row = [task_id](Transition& t) { t.remove_tasks.push_back(task_id); };
   auto retry = [this, &task, attempt](const Status& why) { retry_transfer(task, attempt, why); };
-  auto retry_on_error = [this, task, attempt](Result<MutableState*> r) {
+  auto retry_on_error = [this, task, attempt](Result<Applied> r) {
     // NOT_FOUND: the execution is gone and transition() dropped the row.
     if (!r && r.status().code() != StatusCode::kNotFound) retry_transfer(task, attempt, r.status());
   };
@@ -59,7 +59,7 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
       return transition(
           task.execution,
           [=, child_run = new_run_id()](MutableState& ms) {
-            return ms.start_child(initiated_id, attributes, existing, child_run).status();
+            return ms.start_child(initiated_id, attributes, existing, child_run);
           },
           remove_row, retry_on_error);
     }
@@ -77,7 +77,7 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
       return transition(
           task.execution,
           [transfer, close_event = last.events(0)](MutableState& ms) {
-            return ms.record_child_closed(transfer.initiated_event_id(), transfer.child(), close_event).status();
+            return ms.record_child_closed(transfer.initiated_event_id(), transfer.child(), close_event);
           },
           remove_row, retry_on_error);
     }
@@ -88,12 +88,7 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
         return retry(current.status());
       }
       const ExecutionKey child{task.execution.namespace_id, task.execution.workflow_id, current->run_id};
-      return transition(
-          child,
-          [transfer](MutableState& ms) {
-            return ms.apply_parent_close_policy(transfer.parent(), transfer.policy()).status();
-          },
-          remove_row, retry_on_error);
+      return apply_parent_close_policy(std::move(task), transfer, child, attempt);
     }
     case K::KIND_SIGNAL_EXTERNAL:
     case K::KIND_CANCEL_EXTERNAL:
@@ -104,6 +99,28 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
                                                               {"kind", std::to_string(transfer.kind())}});
       return drop_task(task_id);
   }
+}
+
+void Engine::apply_parent_close_policy(TaskRecord task, const internal::TransferTask& transfer, ExecutionKey child,
+                                       int attempt) {
+  const int64_t task_id = task.task_id;
+  transition(
+      child,
+      [transfer](MutableState& ms) { return ms.apply_parent_close_policy(transfer.parent(), transfer.policy()); },
+      [task_id](Transition& t) { t.remove_tasks.push_back(task_id); },
+      [this, task, transfer, child, attempt](Result<std::string> next_run) mutable {
+        if (!next_run) {
+          // NOT_FOUND: the run is gone and transition() dropped the row.
+          if (next_run.status().code() != StatusCode::kNotFound) retry_transfer(task, attempt, next_run.status());
+          return;
+        }
+        // The run closed into the next of its chain after the id was looked
+        // up: the policy follows the chain (the row stays until it lands).
+        if (!next_run->empty()) {
+          child.run_id = *next_run;
+          apply_parent_close_policy(std::move(task), transfer, std::move(child), attempt);
+        }
+      });
 }
 
 void Engine::retry_transfer(TaskRecord task, int attempt, const Status& why) {

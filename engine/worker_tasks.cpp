@@ -83,37 +83,39 @@ void Engine::poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response>
     if constexpr (std::is_same_v<Response, v1::PollWorkflowTaskResponse>) {
       if (payload.query_id() != 0) return start_query_task(*task, payload, spec.page_events, reply, again);
     }
-    auto response = std::make_shared<Response>();
-    auto applied = std::make_shared<Applied>(Applied::kStale);
+    // The task's outcome: the response to hand out, or none for a stale row.
+    using Started = std::optional<Response>;
     transition(
         task->execution,
-        [=](MutableState& ms) {
-          Result<Applied> a = start(ms, payload, spec.identity, *response);
-          if (!a) return a.status();
-          *applied = *a;
-          return Status::ok();
+        [=](MutableState& ms) -> Result<Started> {
+          Response response;
+          Result<Applied> applied = start(ms, payload, spec.identity, response);
+          if (!applied) return applied.status();
+          if (*applied == Applied::kStale) return Started();
+          return Started(std::move(response));
         },
         [id = task->task_id](Transition& t) {
           if (id > 0) t.remove_tasks.push_back(id);  // memory-only tasks have no row
         },
-        [=, this](Result<MutableState*> r) {
-          if (!r && r.status().code() != StatusCode::kNotFound) {
+        [=, this](Result<Started> started) mutable {
+          if (!started && started.status().code() != StatusCode::kNotFound) {
             matching_.add(*task);  // its row is still there: keep it available
-            return reply(r.status());
+            return reply(started.status());
           }
           // A stale row (or a vanished execution) was dropped: wait for the next.
-          if (!r || *applied == Applied::kStale) return again();
-          if (Status s = fill(*task, payload, *response); !s) return reply(s);
-          reply(std::move(*response));
+          if (!started || !started->has_value()) return again();
+          Response& response = **started;
+          if (Status s = fill(*task, payload, response); !s) return reply(s);
+          reply(std::move(response));
         });
   });
   if (spec.ticket) spec.ticket->on_cancel([this, id] { matching_.cancel(id); });
 }
 
-template <typename Response>
+template <typename Response, typename T>
 void Engine::on_task_token(const std::string& token_bytes, bool claim_checks,
-                           std::function<Status(MutableState&, const internal::TaskToken&)> op,
-                           std::function<Response()> respond, Reply<Response> reply) {
+                           std::function<Result<T>(MutableState&, const internal::TaskToken&)> op,
+                           std::function<Result<Response>(T)> respond, Reply<Response> reply) {
   Result<internal::TaskToken> token = MutableState::decode_token(token_bytes);
   if (!token) return reply(token.status());
   const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
@@ -124,10 +126,9 @@ void Engine::on_task_token(const std::string& token_bytes, bool claim_checks,
         return op(ms, token);
       },
       {},
-      [reply, respond](Result<MutableState*> r) {
-        if (!r) return reply(r.status());
-        if (!(*r)->rejection().is_ok()) return reply((*r)->rejection());
-        reply(respond());
+      [reply, respond](Result<T> outcome) {
+        if (!outcome) return reply(outcome.status());
+        reply(respond(std::move(outcome).value()));
       },
       Unreadable::kFail, Origin::kRequest);
 }
@@ -142,10 +143,15 @@ void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
   }
   after_offload<v1::CompleteWorkflowTaskRequest>(
       std::move(request), reply, [this, reply](v1::CompleteWorkflowTaskRequest& request, bool refs) {
-        on_task_token<v1::CompleteWorkflowTaskResponse>(
+        using Answer = MutableState::CompletionAnswer;
+        on_task_token<v1::CompleteWorkflowTaskResponse, Answer>(
             request.task_token(), refs,
             [request](MutableState& ms, const internal::TaskToken& t) { return ms.complete_workflow_task(t, request); },
-            [] { return v1::CompleteWorkflowTaskResponse(); }, reply);
+            [](Answer answer) -> Result<v1::CompleteWorkflowTaskResponse> {
+              if (!answer.status) return answer.status;
+              return v1::CompleteWorkflowTaskResponse();
+            },
+            reply);
       });
 }
 
@@ -158,9 +164,9 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
   }
   after_offload<v1::FailWorkflowTaskRequest>(
       std::move(request), reply, [this, reply](v1::FailWorkflowTaskRequest& request, bool refs) {
-        on_task_token<v1::FailWorkflowTaskResponse>(
+        on_task_token<v1::FailWorkflowTaskResponse, Done>(
             request.task_token(), refs,
-            [request](MutableState& ms, const internal::TaskToken& t) {
+            [request](MutableState& ms, const internal::TaskToken& t) -> Result<Done> {
               REPRISE_RETURN_IF_ERROR(ms.fail_workflow_task(t, request));
               // Blocked workflows are what an operator looks for: say why, every time.
               log::warn("workflow task failed", {{"workflow_id", t.workflow_id()},
@@ -168,33 +174,29 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
                                                  {"attempt", std::to_string(t.attempt())},
                                                  {"cause", enum_name(request.cause())},
                                                  {"message", request.failure().message()}});
-              return Status::ok();
+              return Done{};
             },
-            [] { return v1::FailWorkflowTaskResponse(); }, reply);
+            [](Done) { return v1::FailWorkflowTaskResponse(); }, reply);
       });
 }
 
 void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply) {
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
-  after_offload<v1::HeartbeatActivityRequest>(
-      std::move(request), reply, [this, reply](v1::HeartbeatActivityRequest& request, bool refs) {
-        auto cancel_requested = std::make_shared<bool>(false);
-        on_task_token<v1::HeartbeatActivityResponse>(
-            request.task_token(), refs,
-            [request, cancel_requested](MutableState& ms, const internal::TaskToken& t) {
-              Result<bool> r = ms.heartbeat_activity(t, request.details());
-              if (!r) return r.status();
-              *cancel_requested = *r;
-              return Status::ok();
-            },
-            [cancel_requested] {
-              v1::HeartbeatActivityResponse out;
-              out.set_cancel_requested(*cancel_requested);
-              return out;
-            },
-            reply);
-      });
+  after_offload<v1::HeartbeatActivityRequest>(std::move(request), reply,
+                                              [this, reply](v1::HeartbeatActivityRequest& request, bool refs) {
+                                                on_task_token<v1::HeartbeatActivityResponse, bool>(
+                                                    request.task_token(), refs,
+                                                    [request](MutableState& ms, const internal::TaskToken& t) {
+                                                      return ms.heartbeat_activity(t, request.details());
+                                                    },
+                                                    [](bool cancel_requested) {
+                                                      v1::HeartbeatActivityResponse out;
+                                                      out.set_cancel_requested(cancel_requested);
+                                                      return out;
+                                                    },
+                                                    reply);
+                                              });
 }
 
 void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply) {
@@ -202,12 +204,12 @@ void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::Co
   if (Status s = validate_request(request); !s) return reply(s);
   after_offload<v1::CompleteActivityRequest>(
       std::move(request), reply, [this, reply](v1::CompleteActivityRequest& request, bool refs) {
-        on_task_token<v1::CompleteActivityResponse>(
+        on_task_token<v1::CompleteActivityResponse, Done>(
             request.task_token(), refs,
             [request](MutableState& ms, const internal::TaskToken& t) {
-              return ms.complete_activity(t, request.result(), request.identity());
+              return to_done(ms.complete_activity(t, request.result(), request.identity()));
             },
-            [] { return v1::CompleteActivityResponse(); }, reply);
+            [](Done) { return v1::CompleteActivityResponse(); }, reply);
       });
 }
 
@@ -216,12 +218,13 @@ void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivi
   if (Status s = validate_request(request); !s) return reply(s);
   after_offload<v1::FailActivityRequest>(
       std::move(request), reply, [this, reply](v1::FailActivityRequest& request, bool refs) {
-        on_task_token<v1::FailActivityResponse>(
+        on_task_token<v1::FailActivityResponse, Done>(
             request.task_token(), refs,
             [request](MutableState& ms, const internal::TaskToken& t) {
-              return ms.fail_activity(t, request.failure(), request.last_heartbeat_details(), request.identity());
+              return to_done(
+                  ms.fail_activity(t, request.failure(), request.last_heartbeat_details(), request.identity()));
             },
-            [] { return v1::FailActivityResponse(); }, reply);
+            [](Done) { return v1::FailActivityResponse(); }, reply);
       });
 }
 
@@ -231,12 +234,12 @@ void Engine::report_activity_canceled(v1::ReportActivityCanceledRequest request,
   if (Status s = validate_request(request); !s) return reply(s);
   after_offload<v1::ReportActivityCanceledRequest>(
       std::move(request), reply, [this, reply](v1::ReportActivityCanceledRequest& request, bool refs) {
-        on_task_token<v1::ReportActivityCanceledResponse>(
+        on_task_token<v1::ReportActivityCanceledResponse, Done>(
             request.task_token(), refs,
             [request](MutableState& ms, const internal::TaskToken& t) {
-              return ms.report_activity_canceled(t, request.details(), request.identity());
+              return to_done(ms.report_activity_canceled(t, request.details(), request.identity()));
             },
-            [] { return v1::ReportActivityCanceledResponse(); }, reply);
+            [](Done) { return v1::ReportActivityCanceledResponse(); }, reply);
       });
 }
 

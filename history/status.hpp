@@ -91,6 +91,8 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
+  using value_type = T;
+
   Result(T value) : v_(std::move(value)) {}
   Result(Status status) : v_(std::move(status)) { assert(!std::get<Status>(v_).is_ok()); }
 

@@ -194,23 +194,36 @@ Result<Applied> MutableState::record_child_closed(int64_t initiated_event_id, co
   return Applied::kYes;
 }
 
-Result<Applied> MutableState::apply_parent_close_policy(const v1::WorkflowExecution& parent,
-                                                        v1::ParentClosePolicy policy) {
-  if (closed() || state_.parent_execution().workflow_id() != parent.workflow_id() ||
+Result<std::string> MutableState::apply_parent_close_policy(const v1::WorkflowExecution& parent,
+                                                            v1::ParentClosePolicy policy) {
+  if (state_.parent_execution().workflow_id() != parent.workflow_id() ||
       state_.parent_execution().run_id() != parent.run_id()) {
-    return stale();  // closed already, or the id now names an unrelated run
+    stale();  // the id now names an unrelated run
+    return std::string();
+  }
+  if (closed()) {
+    if (!state_.next_run_id().empty()) {
+      unchanged_ = true;  // the task row stays until the policy reaches the run it is for
+      return state_.next_run_id();
+    }
+    stale();  // the chain has ended: nothing left to apply the policy to
+    return std::string();
   }
   const std::string why = "parent workflow " + parent.workflow_id() + "/" + parent.run_id() + " closed";
   switch (policy) {
     case v1::PARENT_CLOSE_POLICY_REQUEST_CANCEL:
-      if (state_.cancel_requested()) return stale();
+      if (state_.cancel_requested()) {
+        stale();
+        return std::string();
+      }
       REPRISE_RETURN_IF_ERROR(request_cancel(why, "reprise-server"));
-      return Applied::kYes;
+      return std::string();
     case v1::PARENT_CLOSE_POLICY_ABANDON:
-      return stale();
+      stale();
+      return std::string();
     default:
       REPRISE_RETURN_IF_ERROR(terminate(why + " (parent close policy: terminate)", v1::Payloads(), "reprise-server"));
-      return Applied::kYes;
+      return std::string();
   }
 }
 

@@ -111,7 +111,15 @@ class MutableState {
   // token and ids (the caller adds the history).
   Result<Applied> start_workflow_task(const internal::TaskPayload& payload, const std::string& identity,
                                       v1::PollWorkflowTaskResponse& response);
-  Status complete_workflow_task(const internal::TaskToken& token, const v1::CompleteWorkflowTaskRequest& request);
+  // What the worker hears once the completion is committed: OK, or
+  // ABORTED when events arrived while the task ran and its commands would
+  // have closed the workflow over them, so the task failed instead (the
+  // worker drops the task quietly; a new task brings the events).
+  struct CompletionAnswer {
+    Status status;
+  };
+  Result<CompletionAnswer> complete_workflow_task(const internal::TaskToken& token,
+                                                  const v1::CompleteWorkflowTaskRequest& request);
   Status fail_workflow_task(const internal::TaskToken& token, const v1::FailWorkflowTaskRequest& request);
 
   // A poller took the activity task row with `payload`.
@@ -155,8 +163,11 @@ class MutableState {
   // open and has not recorded one).
   bool external_request_pending(int64_t initiated_event_id) const;
 
-  // This run's parent closed; `policy` says what happens to this run.
-  Result<Applied> apply_parent_close_policy(const v1::WorkflowExecution& parent, v1::ParentClosePolicy policy);
+  // This run's parent closed; `policy` says what happens to this run. If
+  // this run had closed into the next of its chain (continue-as-new, a
+  // retry) before the policy reached it, the policy is that run's: its id is
+  // returned and nothing here changes. Otherwise "" (applied, or nothing to do).
+  Result<std::string> apply_parent_close_policy(const v1::WorkflowExecution& parent, v1::ParentClosePolicy policy);
 
   // A durable timer row came due.
   Result<Applied> fire_timer(const internal::TimerTask& timer);
@@ -179,13 +190,12 @@ class MutableState {
   // The operation found its task or timer no longer applies and changed
   // nothing: the caller only drops the row, without rewriting the execution.
   bool found_stale() const { return stale_; }
-  // The operation was a repeat of one already applied (a retried signal):
-  // nothing to commit, and the caller answers success.
+  // The operation changed nothing and leaves its row in place (a retried
+  // signal; a parent-close policy meant for the chain's next run): nothing
+  // is committed, and the caller gets the operation's outcome.
   bool unchanged() const { return unchanged_; }
-  // The operation committed something other than what the caller asked for
-  // (a completion turned into a failed task); the caller answers this error
-  // after the commit.
-  const Status& rejection() const { return rejection_; }
+  // The operation decides to change nothing (a request this run refuses).
+  void change_nothing() { unchanged_ = true; }
 
   // A task token as the worker sees it, and back.
   static std::string encode_token(const internal::TaskToken& token);
@@ -216,7 +226,7 @@ class MutableState {
   void wake_workflow();  // schedules a workflow task unless one is pending
   void add_workflow_task_row(bool sticky);
   void set_sticky(const v1::StickyExecutionAttributes& attributes);
-  Status reject_closing_completion(const std::string& identity);
+  Result<CompletionAnswer> reject_closing_completion(const std::string& identity);
   // What start() requires of a new run's type, queue, timeouts and retry
   // policy, checked where a command asks for one (child, continue-as-new)
   // so a bad command fails its workflow task instead of a transfer that can
@@ -306,7 +316,6 @@ class MutableState {
   bool stale_ = false;
   bool unchanged_ = false;
   bool claim_checks_ = false;
-  Status rejection_;
   RunIdSource run_ids_;
   StartedEventSource started_event_;
   // The run this one continued as, created and committed with it.

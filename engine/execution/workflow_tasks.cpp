@@ -207,8 +207,8 @@ bool closes_workflow(const v1::Command& c) {
 
 }  // namespace
 
-Status MutableState::complete_workflow_task(const internal::TaskToken& token,
-                                            const v1::CompleteWorkflowTaskRequest& request) {
+Result<MutableState::CompletionAnswer> MutableState::complete_workflow_task(
+    const internal::TaskToken& token, const v1::CompleteWorkflowTaskRequest& request) {
   REPRISE_RETURN_IF_ERROR(check_workflow_task_token(token));
   const auto wt = state_.workflow_task();
   if (state_.buffered_events_size() > 0 &&
@@ -241,10 +241,10 @@ Status MutableState::complete_workflow_task(const internal::TaskToken& token,
     REPRISE_RETURN_IF_ERROR(apply_command(request.commands(i), completed_event_id, i));
   }
   if (!closed()) flush_buffered_events();
-  return Status::ok();
+  return CompletionAnswer{Status::ok()};
 }
 
-Status MutableState::reject_closing_completion(const std::string& identity) {
+Result<MutableState::CompletionAnswer> MutableState::reject_closing_completion(const std::string& identity) {
   // The workflow would close without seeing what arrived while it ran: the
   // task fails, the new events are written, and a fresh task (not a retry of
   // broken code, so attempt 1 and no backoff) lets the workflow handle them.
@@ -266,11 +266,10 @@ Status MutableState::reject_closing_completion(const std::string& identity) {
   flush_buffered_events();
   // ABORTED, not FAILED_PRECONDITION: the worker drops such a task quietly,
   // while a completion refused for what it asks still fails its task.
-  rejection_ = Status::aborted(
+  return CompletionAnswer{Status::aborted(
       std::to_string(arrived) +
       " new event(s) arrived while the workflow task ran; its commands were not applied and a new workflow task "
-      "will deliver the events");
-  return Status::ok();
+      "will deliver the events")};
 }
 
 Status MutableState::fail_workflow_task(const internal::TaskToken& token, const v1::FailWorkflowTaskRequest& request) {

@@ -1,7 +1,7 @@
 // Child workflows and continue-as-new through the engine: the transfer tasks
 // that start children, report their close to the parent, and apply the
 // parent-close policy.
-#include "engine_fixture.hpp"
+#include "gated_store.hpp"
 
 namespace reprise::engine {
 namespace {
@@ -98,6 +98,42 @@ TEST_F(ChildWorkflowTest, ParentClosePolicyTerminatesCancelsOrAbandons) {
   ASSERT_TRUE(d.is_ok());
   EXPECT_EQ(d->info().status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING) << "abandoned children live on";
   EXPECT_EQ(d->info().parent_execution().workflow_id(), "parent-1");
+}
+
+using ChildPolicyRaceTest = GatedEngineTest;
+
+// The policy's transfer looks up the child's current run, then waits in that
+// run's queue; if the run closes into a retry meanwhile, the policy is the
+// retry's to obey, not lost with the closed run.
+TEST_F(ChildPolicyRaceTest, AParentClosePolicyFollowsAChildThatClosedIntoARetryMeanwhile) {
+  ASSERT_TRUE(start("parent-r").is_ok());
+  v1::Command child = start_child("retried-kid", v1::PARENT_CLOSE_POLICY_TERMINATE);
+  auto* retry = child.mutable_start_child_workflow_execution()->mutable_retry_policy();
+  retry->mutable_initial_interval()->set_seconds(3600);  // the clock is manual: the retry waits, running
+  retry->set_maximum_attempts(2);
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {child}).is_ok());
+  auto kid = poll_workflow("kids");
+  ASSERT_FALSE(kid.task_token().empty());
+  auto parent = poll_workflow();  // the child has started
+  ASSERT_EQ(parent.workflow_execution().workflow_id(), "parent-r");
+
+  // The kid's first run fails into a retry, a commit held back ...
+  gate_->hold_next_commit_of("retried-kid");
+  v1::Command fail;
+  fail.set_command_type(v1::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION);
+  fail.mutable_fail_workflow_execution()->mutable_failure()->set_message("first try failed");
+  auto failing = std::async(std::launch::async, [&] { return complete(kid.task_token(), {fail}); });
+  gate_->wait_until_held();
+  // ... while the parent closes: its policy finds the first run current and
+  // queues behind the held failure.
+  ASSERT_TRUE(complete(parent.task_token(), {complete_with("bye")}).is_ok());
+  std::this_thread::sleep_for(300ms);
+  gate_->release();
+  ASSERT_TRUE(failing.get().is_ok());
+
+  const auto closed = wait_for_close("retried-kid");  // the retry, the id's current run now
+  EXPECT_EQ(closed.event_type(), v1::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED)
+      << "the retry of a child whose parent closed with TERMINATE keeps running";
 }
 
 TEST_F(ChildWorkflowTest, AChildWhoseIdIsTakenFailsToStartAndTheParentHearsWhy) {

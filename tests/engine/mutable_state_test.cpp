@@ -58,8 +58,7 @@ class MutableStateTest : public ::testing::Test {
     Result<Transition> t = ms->finish(codec_);
     if (!t) return t.status();
     if (extra) extra(*t);
-    REPRISE_RETURN_IF_ERROR(store_->commit(std::move(*t)).status());
-    return ms->rejection();
+    return store_->commit(std::move(*t)).status();
   }
 
   // Takes the oldest pending task of `kind` the way a poll does: start it and
@@ -109,7 +108,14 @@ class MutableStateTest : public ::testing::Test {
     v1::CompleteWorkflowTaskRequest r;
     for (auto& c : commands) *r.add_commands() = std::move(c);
     r.set_identity("worker-1");
-    return apply(key_of(*decoded), [&](MutableState& ms) { return ms.complete_workflow_task(*decoded, r); });
+    Status answer;  // what the worker is told once the completion is committed
+    REPRISE_RETURN_IF_ERROR(apply(key_of(*decoded), [&](MutableState& ms) {
+      Result<MutableState::CompletionAnswer> completed = ms.complete_workflow_task(*decoded, r);
+      if (!completed) return completed.status();
+      answer = completed->status;
+      return Status::ok();
+    }));
+    return answer;
   }
 
   Status complete_activity(const std::string& token, const std::string& result) {

@@ -27,20 +27,30 @@ class ReadGate {
   }
   void pass() {
     std::unique_lock lock(mu_);
+    ++waiting_;
+    cv_.notify_all();
     cv_.wait(lock, [this] { return !closed_; });
+    --waiting_;
+  }
+  // Whether `n` calls came to wait at the closed gate within `timeout`.
+  bool wait_for_waiting(int n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return waiting_ >= n; });
   }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
   bool closed_ = false;
+  int waiting_ = 0;
 };
 
 class GatedBlobs : public BlobStore {
  public:
-  GatedBlobs(BlobStore& inner, ReadGate& gate) : inner_(inner), gate_(gate) {}
+  GatedBlobs(BlobStore& inner, ReadGate& gate, ReadGate& uploads) : inner_(inner), gate_(gate), uploads_(uploads) {}
   Result<std::unique_ptr<BlobWriter>> begin_put() override {
     gate_.pass();
+    uploads_.pass();  // as an upload waits for a stalled writer
     return inner_.begin_put();
   }
   Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256) override {
@@ -58,11 +68,13 @@ class GatedBlobs : public BlobStore {
  private:
   BlobStore& inner_;
   ReadGate& gate_;
+  ReadGate& uploads_;
 };
 
 class GatedReads : public Store {
  public:
-  GatedReads(Store& inner, ReadGate& gate) : inner_(inner), gate_(gate), blobs_(inner.blobs(), gate) {}
+  GatedReads(Store& inner, ReadGate& gate, ReadGate& uploads)
+      : inner_(inner), gate_(gate), blobs_(inner.blobs(), gate, uploads) {}
   void commit_async(Transition t, CommitCallback done) override { inner_.commit_async(std::move(t), std::move(done)); }
   Result<ExecutionRecord> get_execution(const ExecutionKey& key) override {
     gate_.pass();
@@ -103,12 +115,13 @@ class RequestThreadsTest : public EngineTest {
  public:
   void SetUp() override {
     EngineTest::SetUp();
-    gated_ = std::make_unique<GatedReads>(*store_, gate_);
+    gated_ = std::make_unique<GatedReads>(*store_, gate_, uploads_);
     engine_store_ = gated_.get();
     restart();
   }
   void TearDown() override {
     gate_.open();
+    uploads_.open();
     calls_.clear();  // each waits for its call to return
     engine_.reset();
   }
@@ -139,6 +152,7 @@ class RequestThreadsTest : public EngineTest {
 
  protected:
   ReadGate gate_;
+  ReadGate uploads_;  // blob uploads only
   std::unique_ptr<GatedReads> gated_;
   std::vector<std::future<Status>> answers_;
   std::vector<std::future<void>> calls_;
@@ -200,6 +214,37 @@ TEST_F(RequestThreadsTest, EveryRequestThatReadsTheStoreReturnsToItsCallerWhileT
     const Status s = answer.get();
     EXPECT_NE(s.code(), StatusCode::kInternal) << s.to_string();
     EXPECT_NE(s.code(), StatusCode::kUnavailable) << s.to_string();
+  }
+}
+
+// Uploads wait for the store's writer, which a busy or full disk holds up:
+// however many are stuck, the reads other requests need still run.
+TEST_F(RequestThreadsTest, UploadsHeldUpDoNotQueueReadsBehindThem) {
+  ASSERT_TRUE(start("wf").is_ok());
+  uploads_.close();
+  const int stuck = EngineOptions().read_threads * 2;
+  for (int i = 0; i < stuck; ++i) {
+    v1::StartWorkflowRequest big;
+    big.set_workflow_id("big-" + std::to_string(i));
+    big.mutable_workflow_type()->set_name("hello");
+    big.mutable_task_queue()->set_name("greetings");
+    big.mutable_input()->add_payloads()->set_data(std::string(200 << 10, 'x'));  // claim-checked: an upload
+    EXPECT_TRUE(returns_at_once(&Engine::start_workflow, big)) << "start " << i;
+  }
+  ASSERT_TRUE(uploads_.wait_for_waiting(EngineOptions().upload_threads, 5s)) << "the uploads did not begin";
+
+  v1::DescribeWorkflowRequest describe;
+  describe.mutable_workflow_execution()->set_workflow_id("wf");
+  auto described = std::async(std::launch::async, [&] { return call(&Engine::describe_workflow, describe); });
+  const bool answered = described.wait_for(5s) == std::future_status::ready;
+  uploads_.open();  // before any failure returns: the describe's future waits for it
+  ASSERT_TRUE(answered) << "a describe waited behind stuck uploads";
+  EXPECT_TRUE(described.get().is_ok());
+
+  for (auto& answer : answers_) {
+    ASSERT_EQ(answer.wait_for(10s), std::future_status::ready) << "an upload was not answered once let through";
+    const Status s = answer.get();
+    EXPECT_TRUE(s.is_ok()) << s.to_string();
   }
 }
 

@@ -70,13 +70,15 @@ struct SimRuntime {
       : alive(std::make_shared<bool>(true)),
         executor(scheduler, "engine", alive),
         read_pool(scheduler, "engine-read", alive),
+        upload_pool(scheduler, "engine-upload", alive),
         deadlines(scheduler, alive),
-        runtime{executor, read_pool, deadlines} {}
+        runtime{executor, read_pool, upload_pool, deadlines} {}
   void kill() { *alive = false; }
 
   std::shared_ptr<bool> alive;
   SimRunner executor;
   SimRunner read_pool;
+  SimRunner upload_pool;
   SimDeadlines deadlines;
   engine::EngineRuntime runtime;
 };
