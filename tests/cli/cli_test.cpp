@@ -269,6 +269,25 @@ TEST(Cli, BadCommandLinesAreNamedAndExitWithTwo) {
   Output unknown = cli("127.0.0.1:1", "workflow describe --id x --colour blue");
   EXPECT_EQ(unknown.status, 2);
   EXPECT_NE(unknown.out.find("unknown flag --colour"), std::string::npos) << unknown.out;
+  // Numbers are whole and in range, or named with what was given.
+  Output limit = cli("127.0.0.1:1", "workflow list --limit abc");
+  EXPECT_EQ(limit.status, 2);
+  EXPECT_NE(limit.out.find("reprise: --limit must be a whole number from 1 to 10000, not 'abc'"), std::string::npos)
+      << limit.out;
+  Output timeout = cli("127.0.0.1:1", "workflow start --type t --id x --task-queue q --execution-timeout 1e99");
+  EXPECT_EQ(timeout.status, 2);
+  EXPECT_NE(timeout.out.find("--execution-timeout must be a whole number from 1 to 1000000000, not '1e99'"),
+            std::string::npos)
+      << timeout.out;
+  Output coefficient =
+      cli("127.0.0.1:1", "workflow start --type t --id x --task-queue q --retry-backoff-coefficient fast");
+  EXPECT_EQ(coefficient.status, 2);
+  EXPECT_NE(coefficient.out.find("--retry-backoff-coefficient must be a number from 0 to 1e+06, not 'fast'"),
+            std::string::npos)
+      << coefficient.out;
+  Output wait = cli("127.0.0.1:1", "workflow result --id x --timeout 5s");
+  EXPECT_EQ(wait.status, 2);
+  EXPECT_NE(wait.out.find("--timeout must be a number from 0 to 1e+09, not '5s'"), std::string::npos) << wait.out;
   Output nowhere = cli("127.0.0.1:1", "workflow describe --id x");
   EXPECT_EQ(nowhere.status, 1);
   EXPECT_NE(nowhere.out.find("DescribeWorkflow"), std::string::npos) << nowhere.out;

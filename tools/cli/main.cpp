@@ -10,11 +10,14 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -100,6 +103,14 @@ class Flags {
     auto it = values_.find(name);
     return it == values_.end() ? fallback : it->second.back();
   }
+  // A whole number in [min, max], or nothing when the flag is absent.
+  std::optional<int64_t> integer(const std::string& name, int64_t min, int64_t max) {
+    return parse<int64_t>(name, min, max, "a whole number");
+  }
+  // A number in [min, max] (a fraction allowed), or nothing when absent.
+  std::optional<double> number(const std::string& name, double min, double max) {
+    return parse<double>(name, min, max, "a number");
+  }
   std::vector<std::string> all(const std::string& name) {
     used_.insert(name);
     auto it = values_.find(name);
@@ -113,9 +124,26 @@ class Flags {
   }
 
  private:
+  template <typename T>
+  std::optional<T> parse(const std::string& name, T min, T max, const char* what) {
+    const std::string text = optional(name);
+    if (text.empty()) return std::nullopt;
+    T value{};
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || !(value >= min && value <= max)) {
+      std::ostringstream range;
+      range << min << " to " << max;
+      throw UsageError("--" + name + " must be " + what + " from " + range.str() + ", not '" + text + "'");
+    }
+    return value;
+  }
+
   std::map<std::string, std::vector<std::string>> values_;
   std::set<std::string> used_;
 };
+
+// Longest wait or interval a flag may give, in seconds (about 31 years).
+constexpr double kMaxSeconds = 1e9;
 
 struct Context {
   std::shared_ptr<Connection> connection;
@@ -168,9 +196,10 @@ nlohmann::json result_json(Connection& connection, const v1::Payloads& payloads)
 }
 
 int print_result(Context& ctx, const std::string& id, const std::string& run_id, Flags& flags) {
-  const std::string timeout = flags.optional("timeout");
   std::optional<std::chrono::milliseconds> wait;
-  if (!timeout.empty()) wait = std::chrono::milliseconds(static_cast<int64_t>(std::stod(timeout) * 1000));
+  if (std::optional<double> timeout = flags.number("timeout", 0, kMaxSeconds)) {
+    wait = std::chrono::milliseconds(static_cast<int64_t>(*timeout * 1000));
+  }
   try {
     const v1::Payloads payloads = wait_for_workflow_result(*ctx.connection, id, run_id, wait);
     const nlohmann::json value = result_json(*ctx.connection, payloads);
@@ -192,22 +221,18 @@ int print_result(Context& ctx, const std::string& id, const std::string& run_id,
 
 // The --retry-* flags; none given, no policy (a failed run is not retried).
 std::optional<v1::RetryPolicy> retry_policy(Flags& flags) {
-  const std::string attempts = flags.optional("retry-maximum-attempts");
-  const std::string initial = flags.optional("retry-initial-interval");
-  const std::string coefficient = flags.optional("retry-backoff-coefficient");
-  const std::string maximum = flags.optional("retry-maximum-interval");
+  const std::optional<int64_t> attempts = flags.integer("retry-maximum-attempts", 0, INT32_MAX);
+  const std::optional<double> initial = flags.number("retry-initial-interval", 0, kMaxSeconds);
+  const std::optional<double> coefficient = flags.number("retry-backoff-coefficient", 0, 1e6);
+  const std::optional<double> maximum = flags.number("retry-maximum-interval", 0, kMaxSeconds);
   const std::string types = flags.optional("retry-non-retryable-types");
-  if (attempts.empty() && initial.empty() && coefficient.empty() && maximum.empty() && types.empty()) {
-    return std::nullopt;
-  }
-  auto seconds = [](const std::string& text) {
-    return std::chrono::nanoseconds(static_cast<int64_t>(std::stod(text) * 1e9));
-  };
+  if (!attempts && !initial && !coefficient && !maximum && types.empty()) return std::nullopt;
+  auto seconds = [](double s) { return std::chrono::nanoseconds(static_cast<int64_t>(s * 1e9)); };
   RetryPolicy policy;
-  if (!attempts.empty()) policy.maximum_attempts = std::stoi(attempts);
-  if (!initial.empty()) policy.initial_interval = seconds(initial);
-  if (!coefficient.empty()) policy.backoff_coefficient = std::stod(coefficient);
-  if (!maximum.empty()) policy.maximum_interval = seconds(maximum);
+  if (attempts) policy.maximum_attempts = static_cast<int32_t>(*attempts);
+  if (initial) policy.initial_interval = seconds(*initial);
+  if (coefficient) policy.backoff_coefficient = *coefficient;
+  if (maximum) policy.maximum_interval = seconds(*maximum);
   for (size_t begin = 0; begin < types.size();) {
     const size_t comma = std::min(types.find(',', begin), types.size());
     if (comma > begin) policy.non_retryable_error_types.push_back(types.substr(begin, comma - begin));
@@ -223,8 +248,9 @@ v1::StartWorkflowRequest start_request(Context& ctx, Flags& flags) {
   r.mutable_task_queue()->set_name(flags.required("task-queue"));
   *r.mutable_input() = inputs(flags);
   detail::Blobs(*ctx.connection, {.cache_bytes = 0}).offload(*r.mutable_input());
-  const std::string timeout = flags.optional("execution-timeout");
-  if (!timeout.empty()) r.mutable_workflow_execution_timeout()->set_seconds(std::stoll(timeout));
+  if (std::optional<int64_t> timeout = flags.integer("execution-timeout", 1, static_cast<int64_t>(kMaxSeconds))) {
+    r.mutable_workflow_execution_timeout()->set_seconds(*timeout);
+  }
   r.set_request_id(flags.optional("request-id", detail::new_request_id()));
   if (std::optional<v1::RetryPolicy> retry = retry_policy(flags)) *r.mutable_retry_policy() = *retry;
   const std::string policy = flags.optional("id-reuse-policy");
@@ -270,7 +296,7 @@ int workflow_command(Context& ctx, const std::string& command, Flags& flags) {
       if (!v1::WorkflowExecutionStatus_Parse(upper, &s)) throw UsageError("unknown --status '" + status + "'");
       r.set_status(s);
     }
-    r.set_page_size(std::stoi(flags.optional("limit", "100")));
+    r.set_page_size(static_cast<int32_t>(flags.integer("limit", 1, 10'000).value_or(100)));
     flags.check_all_used();
     const v1::ListWorkflowsResponse out = ctx.connection->list_workflows(r);
     if (ctx.json) {
