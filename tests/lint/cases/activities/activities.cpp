@@ -11,11 +11,11 @@ std::string charge(reprise::ActivityContext&, std::string order) { return "charg
 constexpr reprise::Activity<&charge> charge_activity{"charge"};
 
 reprise::Workflow<std::string> calls_directly(reprise::WorkflowContext&, reprise::ActivityContext& smuggled) {
-  co_return charge(smuggled, "o-1");
+  co_return charge(smuggled, "o-1");  // expect: reprise-direct-activity
 }
 
 reprise::Workflow<std::string> names_at_run_time(reprise::WorkflowContext& ctx, std::string name) {
-  reprise::Activity<&charge> by_name{name.c_str()};
+  reprise::Activity<&charge> by_name{name.c_str()};  // expect: reprise-untyped-activity
   co_return co_await ctx.execute(by_name, reprise::ActivityOptions::start_to_close(10s), std::string("o-2"));
 }
 

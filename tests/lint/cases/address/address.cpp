@@ -14,9 +14,9 @@ reprise::Workflow<long> by_address(reprise::WorkflowContext&, std::vector<int> i
   for (int id : ids) legs.push_back({id});
   const Leg* a = &legs.front();
   const Leg* b = &legs.back();
-  long result = a < b ? 1 : 0;
-  result += static_cast<long>(reinterpret_cast<std::uintptr_t>(a) % 7);
-  result += static_cast<long>(std::hash<const Leg*>{}(b) % 3);
+  long result = a < b ? 1 : 0;                                           // expect: reprise-address
+  result += static_cast<long>(reinterpret_cast<std::uintptr_t>(a) % 7);  // expect: reprise-address
+  result += static_cast<long>(std::hash<const Leg*>{}(b) % 3);           // expect: reprise-address
   co_return result;
 }
 

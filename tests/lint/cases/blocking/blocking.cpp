@@ -11,16 +11,16 @@
 std::mutex table_mutex;
 
 reprise::Workflow<void> naps(reprise::WorkflowContext& ctx) {
-  std::this_thread::sleep_for(std::chrono::seconds(1));
-  usleep(100);
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // expect: reprise-blocking
+  usleep(100);                                           // expect: reprise-blocking
   co_await ctx.sleep(std::chrono::seconds(1));
 }
 
 reprise::Workflow<int> waits(reprise::WorkflowContext&, std::future<int> f) {
   std::condition_variable cv;
-  std::unique_lock lock(table_mutex);
-  cv.wait(lock);
-  co_return f.get();
+  std::unique_lock lock(table_mutex);  // expect: reprise-blocking reprise-global-write
+  cv.wait(lock);                       // expect: reprise-blocking
+  co_return f.get();                   // expect: reprise-blocking
 }
 
 // Negative: a timer in history.

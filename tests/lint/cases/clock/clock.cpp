@@ -11,12 +11,12 @@
 using namespace std::chrono_literals;
 
 reprise::Workflow<long> reads_clocks(reprise::WorkflowContext& ctx) {
-  auto wall = std::chrono::system_clock::now();
-  auto mono = std::chrono::steady_clock::now();
-  std::time_t t = std::time(nullptr);
+  auto wall = std::chrono::system_clock::now();  // expect: reprise-clock
+  auto mono = std::chrono::steady_clock::now();  // expect: reprise-clock
+  std::time_t t = std::time(nullptr);            // expect: reprise-clock
   timeval tv{};
-  gettimeofday(&tv, nullptr);
-  std::tm* local = std::localtime(&t);
+  gettimeofday(&tv, nullptr);           // expect: reprise-clock
+  std::tm* local = std::localtime(&t);  // expect: reprise-clock
   co_await ctx.sleep(1s);
   co_return (mono.time_since_epoch() + wall.time_since_epoch()).count() + local->tm_hour + tv.tv_sec;
 }

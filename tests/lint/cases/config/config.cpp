@@ -14,6 +14,6 @@ std::string legacy_lookup(const std::string& sku) { return "price-of-" + sku; }
 
 reprise::Workflow<std::string> prices(reprise::WorkflowContext&, std::string sku) {
   long stamp = billing::metrics_stamp();
-  std::string price = billing::legacy_lookup(sku);
-  co_return price + std::to_string(stamp + vendor::list_price());
+  std::string price = billing::legacy_lookup(sku);                 // expect: reprise-io
+  co_return price + std::to_string(stamp + vendor::list_price());  // expect: reprise-denied
 }

@@ -5,5 +5,5 @@
 
 reprise::Workflow<double> checkout(reprise::WorkflowContext& ctx, double amount) {
   co_await ctx.sleep(std::chrono::seconds(1));
-  co_return amount + compute_fee(amount);
+  co_return amount + compute_fee(amount);  // expect: reprise-clock
 }

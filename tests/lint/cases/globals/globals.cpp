@@ -19,17 +19,19 @@ struct Registry {
 int Registry::count = 0;
 
 reprise::Workflow<int> mutates(reprise::WorkflowContext&) {
-  attempts++;
-  audit.push_back("started");
-  started.fetch_add(1);
-  Registry::count = 7;
+  attempts++;                  // expect: reprise-global-write
+  audit.push_back("started");  // expect: reprise-global-write
+  started.fetch_add(1);        // expect: reprise-global-write
+  Registry::count = 7;         // expect: reprise-global-write
   static int calls = 0;
-  calls += 1;
-  int& alias = attempts;
+  calls += 1;             // expect: reprise-global-write
+  int& alias = attempts;  // expect: reprise-global-write
   co_return alias;
 }
 
-reprise::Workflow<double> reads(reprise::WorkflowContext&, double amount) { co_return amount* rate; }
+reprise::Workflow<double> reads(reprise::WorkflowContext&, double amount) {
+  co_return amount* rate;  // expect: reprise-global-read
+}
 
 // Negative: constants.
 reprise::Workflow<double> constants(reprise::WorkflowContext&, double amount) { co_return amount* kFee + kLimit; }

@@ -12,14 +12,14 @@
 #include "reprise/workflow.hpp"
 
 reprise::Workflow<std::string> reads_world(reprise::WorkflowContext&) {
-  std::ifstream in("/etc/hostname");
+  std::ifstream in("/etc/hostname");  // expect: reprise-io
   std::string host;
   in >> host;
-  FILE* f = std::fopen("/tmp/x", "r");
-  bool exists = std::filesystem::exists("/tmp/flag");
-  const char* home = std::getenv("HOME");
-  std::system("true");
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  FILE* f = std::fopen("/tmp/x", "r");                 // expect: reprise-io
+  bool exists = std::filesystem::exists("/tmp/flag");  // expect: reprise-io
+  const char* home = std::getenv("HOME");              // expect: reprise-io
+  std::system("true");                                 // expect: reprise-io
+  int fd = socket(AF_INET, SOCK_STREAM, 0);            // expect: reprise-io
   co_return host + (f != nullptr ? "f" : "") + (exists ? "e" : "") + home + std::to_string(fd);
 }
 

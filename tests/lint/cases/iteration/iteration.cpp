@@ -17,7 +17,7 @@ reprise::Workflow<int> unordered(reprise::WorkflowContext&, std::vector<std::str
   std::unordered_map<std::string, int> counts;
   for (const auto& n : names) counts[n]++;
   int first = 0;
-  for (const auto& [name, count] : counts) first = first * 31 + count;
+  for (const auto& [name, count] : counts) first = first * 31 + count;  // expect: reprise-unordered-iteration
   co_return first;
 }
 
@@ -27,7 +27,7 @@ reprise::Workflow<int> by_pointer(reprise::WorkflowContext&, std::vector<int> id
   std::set<const Item*> seen;
   for (const auto& item : items) seen.insert(&item);
   int order = 0;
-  for (const Item* item : seen) order = order * 31 + item->id;
+  for (const Item* item : seen) order = order * 31 + item->id;  // expect: reprise-pointer-order
   co_return order;
 }
 

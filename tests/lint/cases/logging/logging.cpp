@@ -7,10 +7,10 @@
 #include "reprise/workflow.hpp"
 
 reprise::Workflow<void> chatty(reprise::WorkflowContext& ctx) {
-  std::cout << "starting\n";
-  printf("step %d\n", 1);
-  std::fprintf(stderr, "warning\n");
-  syslog(LOG_INFO, "done");
+  std::cout << "starting\n";          // expect: reprise-logging
+  printf("step %d\n", 1);             // expect: reprise-logging
+  std::fprintf(stderr, "warning\n");  // expect: reprise-logging reprise-logging
+  syslog(LOG_INFO, "done");           // expect: reprise-logging
   co_await ctx.sleep(std::chrono::seconds(1));
 }
 

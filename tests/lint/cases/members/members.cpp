@@ -26,9 +26,9 @@ struct Money {
 };
 
 reprise::Workflow<long> keeps_books(reprise::WorkflowContext&, int amount) {
-  Ledger ledger;
+  Ledger ledger;  // expect: reprise-clock reprise-logging
   ledger.post(amount);
-  Money total = Money{1} + Money{2};
+  Money total = Money{1} + Money{2};  // expect: reprise-io
   co_return ledger.balance() + total.cents;
 }
 

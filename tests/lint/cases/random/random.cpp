@@ -7,11 +7,11 @@
 #include "reprise/workflow.hpp"
 
 reprise::Workflow<int> draws(reprise::WorkflowContext& ctx) {
-  int a = std::rand();
-  std::random_device device;
-  std::mt19937 generator(device());
+  int a = std::rand();               // expect: reprise-random
+  std::random_device device;         // expect: reprise-random
+  std::mt19937 generator(device());  // expect: reprise-random
   unsigned char buffer[4];
-  getrandom(buffer, sizeof buffer, 0);
+  getrandom(buffer, sizeof buffer, 0);  // expect: reprise-random
   co_await ctx.sleep(std::chrono::seconds(1));
   co_return a + static_cast<int>(generator()) + buffer[0];
 }

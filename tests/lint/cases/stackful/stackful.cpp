@@ -20,7 +20,9 @@ std::string charge_later(reprise::StackfulContext& ctx, const std::string& order
   return ctx.execute(charge_activity, reprise::ActivityOptions::start_to_close(10s), order).get();
 }
 
-std::string checkout(reprise::StackfulContext& ctx, std::string order) { return charge_later(ctx, order); }
+std::string checkout(reprise::StackfulContext& ctx, std::string order) {
+  return charge_later(ctx, order);  // expect: reprise-clock
+}
 
 // Negative: the same without the wall clock.
 std::string checkout_on_time(reprise::StackfulContext& ctx, std::string order) {

@@ -17,7 +17,10 @@ reprise::Workflow<int> indirect(reprise::WorkflowContext&, int which) {
   Pricing base;
   const Pricing& pricing = base;
   std::function<int()> callback = [] { return 2; };
-  co_return fn() + pricing.price() + callback() + which;
+  int a = fn();             // expect[--strict]: reprise-unresolved
+  int b = pricing.price();  // expect[--strict]: reprise-unresolved
+  int c = callback();       // expect[--strict]: reprise-unresolved
+  co_return a + b + c + which;
 }
 
 // Negative: a virtual call on an object (not a reference) is direct.

@@ -15,7 +15,7 @@ reprise::Workflow<long> silenced_lines(reprise::WorkflowContext&) {
 
 // The wrong rule silences nothing.
 reprise::Workflow<long> wrong_rule(reprise::WorkflowContext&) {
-  long a = std::rand();  // reprise-lint: ignore[reprise-clock]
+  long a = std::rand();  // reprise-lint: ignore[reprise-clock]  // expect: reprise-random
   co_return a;
 }
 
@@ -26,6 +26,6 @@ long helper_with_rand() { return std::rand(); }
 
 reprise::Workflow<long> through_helpers(reprise::WorkflowContext&) {
   long stamp = debug_stamp();
-  long r = helper_with_rand();  // reprise-lint: ignore[reprise-random] the chain is silenced at the call
-  co_return stamp + r + helper_with_rand();
+  long r = helper_with_rand();               // reprise-lint: ignore[reprise-random] the chain is silenced at the call
+  co_return stamp + r + helper_with_rand();  // expect: reprise-random
 }

@@ -22,9 +22,9 @@ reprise::Task<int> retry_delay(reprise::WorkflowContext& ctx, int attempt) {
 }
 
 reprise::Workflow<long> uses_templates(reprise::WorkflowContext& ctx) {
-  int delay = co_await retry_delay(ctx, 2);
+  int delay = co_await retry_delay(ctx, 2);  // expect: reprise-random
   Stopwatch<std::chrono::steady_clock> watch;
-  co_return delay + watch.elapsed();
+  co_return delay + watch.elapsed();  // expect: reprise-clock
 }
 
 // Negative: a template with no hazard.

@@ -10,12 +10,12 @@
 void* work(void*) { return nullptr; }
 
 reprise::Workflow<void> starts(reprise::WorkflowContext&) {
-  std::thread worker([] {});
+  std::thread worker([] {});  // expect: reprise-thread
   worker.detach();
-  auto later = std::async(std::launch::deferred, [] { return 1; });
+  auto later = std::async(std::launch::deferred, [] { return 1; });  // expect: reprise-thread
   pthread_t id;
-  pthread_create(&id, nullptr, work, nullptr);
-  if (fork() == 0) _exit(0);
+  pthread_create(&id, nullptr, work, nullptr);  // expect: reprise-thread
+  if (fork() == 0) _exit(0);                    // expect: reprise-thread
   co_return;
 }
 
