@@ -10,6 +10,7 @@
 
 #include "reprise/worker.hpp"
 #include "worker/task_pool.hpp"
+#include "worker/workflow_task_runner.hpp"
 
 namespace reprise {
 
@@ -54,7 +55,7 @@ void Worker::workflow_poll_loop(const std::string& queue) {
     if (task->task_token().empty()) continue;
     workflow_pool_->post([this, task] {
       try {
-        run_workflow_task(*task);
+        workflow_tasks_->run(*task);
       } catch (const std::exception& e) {
         // The answer did not arrive; the task times out and comes back.
         std::fprintf(stderr, "reprise worker: %s\n", e.what());

@@ -10,6 +10,16 @@ void StickyCache::Lease::release(std::unique_ptr<WorkflowInstance> instance) {
 StickyCache::Lease StickyCache::acquire(const std::string& run_id) {
   std::unique_lock lock(mu_);
   lease_ended_.wait(lock, [&] { return !leased_.contains(run_id); });
+  return lease_locked(run_id);
+}
+
+std::optional<StickyCache::Lease> StickyCache::try_acquire(const std::string& run_id) {
+  std::lock_guard lock(mu_);
+  if (leased_.contains(run_id)) return std::nullopt;
+  return lease_locked(run_id);
+}
+
+StickyCache::Lease StickyCache::lease_locked(const std::string& run_id) {
   leased_.insert(run_id);
   std::unique_ptr<WorkflowInstance> cached;
   if (auto it = entries_.find(run_id); it != entries_.end()) {

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -58,6 +59,9 @@ class StickyCache {
 
   // Waits until no other task holds run `run_id`, then leases it.
   Lease acquire(const std::string& run_id);
+  // Leases run `run_id` if no other task holds it; nothing otherwise. For
+  // a caller that must not block its thread (the simulator's fibers).
+  std::optional<Lease> try_acquire(const std::string& run_id);
   // Drops the run's instance if it is cached (an answer the server refused).
   void evict(const std::string& run_id);
 
@@ -72,6 +76,7 @@ class StickyCache {
   };
   using Evicted = std::list<std::unique_ptr<WorkflowInstance>>;
 
+  Lease lease_locked(const std::string& run_id);
   void end_lease(const std::string& run_id, std::unique_ptr<WorkflowInstance> instance);
   // Unlinks the run's entry (from the map and the LRU list alike) into `evicted`.
   void remove_locked(std::map<std::string, Entry>::iterator it, Evicted& evicted);

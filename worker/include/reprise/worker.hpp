@@ -33,6 +33,7 @@
 namespace reprise::worker {
 class StickyCache;
 class TaskPool;
+class WorkflowTaskRunner;
 }  // namespace reprise::worker
 
 namespace reprise {
@@ -114,17 +115,6 @@ class Worker {
   void add_activity(const std::string& name, ActivityRunner runner);
   void workflow_poll_loop(const std::string& queue);
   void activity_poll_loop();
-  // Why a workflow task is failed, as FailWorkflowTask reports it.
-  struct TaskFailure {
-    v1::WorkflowTaskFailedCause cause;
-    std::string message;
-  };
-  // Answers a workflow or query task; one it cannot process is failed with
-  // the reason, and logged.
-  void run_workflow_task(const v1::PollWorkflowTaskResponse& task);
-  // Completes the task, or says why it must fail.
-  std::optional<TaskFailure> complete_workflow_task(const v1::PollWorkflowTaskResponse& task);
-  void answer_query(const v1::PollWorkflowTaskResponse& task);
   void run_activity(const v1::PollActivityTaskResponse& task);
 
   std::shared_ptr<Connection> connection_;
@@ -134,6 +124,7 @@ class Worker {
   std::map<std::string, ActivityRunner> activities_;
   std::string sticky_queue_;  // this worker's own queue for the workflows it caches
   std::unique_ptr<worker::StickyCache> cache_;
+  std::unique_ptr<worker::WorkflowTaskRunner> workflow_tasks_;  // answers workflow and query tasks
   std::atomic<bool> stopping_{false};
   std::unique_ptr<worker::TaskPool> workflow_pool_;
   std::unique_ptr<worker::TaskPool> activity_pool_;

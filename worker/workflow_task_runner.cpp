@@ -1,0 +1,167 @@
+#include "worker/workflow_task_runner.hpp"
+
+#include <cstdio>
+#include <utility>
+
+#include "history/status.hpp"
+#include "worker/task_history.hpp"
+#include "worker/workflow_instance.hpp"
+
+namespace reprise::worker {
+
+WorkflowTaskRunner::WorkflowTaskRunner(Connection& connection, const WorkflowRegistry& workflows, StickyCache& cache,
+                                       detail::Blobs& blobs, WorkflowTaskOptions options)
+    : connection_(connection), workflows_(workflows), cache_(cache), blobs_(blobs), options_(std::move(options)) {}
+
+void WorkflowTaskRunner::log(const std::string& line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
+StickyCache::Lease WorkflowTaskRunner::acquire(const std::string& run_id) {
+  if (!options_.wait_for_lease) return cache_.acquire(run_id);
+  while (true) {
+    if (std::optional<StickyCache::Lease> lease = cache_.try_acquire(run_id)) return std::move(*lease);
+    options_.wait_for_lease();
+  }
+}
+
+void WorkflowTaskRunner::run(const v1::PollWorkflowTaskResponse& task) {
+  if (task.queries_size() > 0) {
+    // A query has no workflow task to fail: an answer the server no longer
+    // waits for (the query timed out, the server restarted) is only logged.
+    try {
+      answer_query(task);
+    } catch (const std::exception& e) {
+      log("level=warn msg=\"query answer not delivered\" workflow_id=" + task.workflow_execution().workflow_id() +
+          " reason=\"" + e.what() + "\"");
+    }
+    return;
+  }
+  std::optional<TaskFailure> failure;
+  try {
+    failure = complete(task);
+  } catch (const std::exception& e) {
+    // A task this worker could not decode, replay or answer (a history
+    // page that does not parse, a payload that cannot be stored, an answer
+    // the server refused): fail it with the reason, so describe and the
+    // log say why instead of the workflow sitting RUNNING until the task
+    // times out. When the server is away this fails too, and the caller
+    // logs that; the task then times out and comes back.
+    failure = {v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+               std::string("the worker could not process the task: ") + e.what()};
+  }
+  if (!failure) return;
+  log("level=warn msg=\"workflow task failed\" workflow_id=" + task.workflow_execution().workflow_id() +
+      " run_id=" + task.workflow_execution().run_id() + " cause=" + v1::WorkflowTaskFailedCause_Name(failure->cause) +
+      " reason=\"" + failure->message + "\"");
+  v1::FailWorkflowTaskRequest r;
+  r.set_task_token(task.task_token());
+  r.set_cause(failure->cause);
+  r.mutable_failure()->set_message(std::move(failure->message));
+  r.mutable_failure()->set_source("cpp-sdk");
+  r.set_identity(options_.identity);
+  connection_.fail_workflow_task(r);
+}
+
+std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(const v1::PollWorkflowTaskResponse& task) {
+  const std::string& type = task.workflow_type().name();
+  auto starter = workflows_.find(type);
+  if (starter == workflows_.end()) {
+    return TaskFailure{v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+                       "workflow '" + type + "' is not registered with worker " + options_.identity};
+  }
+  const std::string& run_id = task.workflow_execution().run_id();
+  // This task alone holds the run's instance until it gives it back.
+  StickyCache::Lease lease = acquire(run_id);
+  std::unique_ptr<WorkflowInstance> instance = lease.take();
+  // The cached instance serves the task that continues it; any other task
+  // replays from the start (a sticky one whose workflow was evicted, or
+  // never here, reads the events before its own).
+  const int64_t first = task.history().events_size() > 0 ? task.history().events(0).event_id() : 1;
+  if (!instance || instance->last_event_id() + 1 != first) {
+    instance = std::make_unique<WorkflowInstance>(type, starter->second, options_.panic_policy);
+    instance->set_execution(task.workflow_execution().workflow_id(), run_id);
+    instance->set_blobs(&blobs_);
+  }
+  TaskHistory history(connection_, task, instance->last_event_id() + 1, options_.history_page_events);
+  ApplyResult activation = history.apply([&instance](const v1::History& chunk) { return instance->apply(chunk); });
+  if (!activation) {
+    lease.release(nullptr);  // the instance is dropped: the retry replays afresh
+    return TaskFailure{activation.nondeterministic() ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
+                                                     : v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR,
+                       activation.status().message()};
+  }
+  v1::CompleteWorkflowTaskRequest done;
+  done.set_task_token(task.task_token());
+  done.set_identity(options_.identity);
+  for (auto& c : activation->commands) {
+    blobs_.offload(c);
+    *done.add_commands() = std::move(c);
+  }
+  const bool keep = !options_.sticky_queue.empty() && !instance->finished();
+  if (keep) done.mutable_sticky_attributes()->mutable_worker_task_queue()->set_name(options_.sticky_queue);
+  // Back in the cache before the answer: the run's next task may reach
+  // another thread as soon as the server has the answer.
+  lease.release(keep ? std::move(instance) : nullptr);
+  try {
+    connection_.complete_workflow_task(done);
+  } catch (const RpcError& e) {
+    // Not recorded: the kept instance is ahead of history and must not serve the retry.
+    cache_.evict(run_id);
+    // ABORTED: the server took the answer and applied none of it because
+    // events arrived while the workflow tried to close; it failed the task
+    // itself and a fresh task will deliver them. Failing the task again
+    // would only be refused.
+    if (e.code() != static_cast<int>(StatusCode::kAborted)) throw;
+    log("level=info msg=\"workflow task answer not applied\" workflow_id=" + task.workflow_execution().workflow_id() +
+        " run_id=" + run_id + " reason=\"" + e.what() + "\"");
+  } catch (...) {
+    cache_.evict(run_id);
+    throw;
+  }
+  return std::nullopt;
+}
+
+void WorkflowTaskRunner::answer_query(const v1::PollWorkflowTaskResponse& task) {
+  v1::CompleteWorkflowTaskRequest r;
+  r.set_task_token(task.task_token());
+  r.set_identity(options_.identity);
+  // A fresh replay of the tasks history shows completed: the cached
+  // instance may be busy with a workflow task on another thread, and the
+  // task in flight (the query's history may end with its
+  // WorkflowTaskStarted) must not run here: its side effects and log lines
+  // are its own, and its state may never come to exist.
+  auto starter = workflows_.find(task.workflow_type().name());
+  std::unique_ptr<WorkflowInstance> instance;
+  Status replayed = Status::not_found("workflow '" + task.workflow_type().name() + "' is not registered with worker " +
+                                      options_.identity);
+  if (starter != workflows_.end()) {
+    instance = std::make_unique<WorkflowInstance>(task.workflow_type().name(), starter->second);
+    instance->set_execution(task.workflow_execution().workflow_id(), task.workflow_execution().run_id());
+    instance->set_blobs(&blobs_);
+    try {
+      TaskHistory history(connection_, task, 1, options_.history_page_events);
+      replayed =
+          history.apply([&instance](const v1::History& chunk) { return instance->replay_completed(chunk); }).status();
+    } catch (const std::exception& e) {
+      replayed = Status::unavailable(std::string("the worker could not read the workflow's history: ") + e.what());
+    }
+  }
+  for (const auto& [id, query] : task.queries()) {
+    v1::WorkflowQueryResult& result = (*r.mutable_query_results())[id];
+    Result<v1::Payloads> answer =
+        replayed.is_ok() ? instance->query(query.query_type()) : Result<v1::Payloads>(replayed);
+    if (answer) {
+      *result.mutable_answer() = std::move(answer).value();
+    } else {
+      result.set_error_message(answer.status().message());
+    }
+  }
+  connection_.complete_workflow_task(r);
+}
+
+}  // namespace reprise::worker

@@ -1,0 +1,76 @@
+// WorkflowTaskRunner: what a worker does with one workflow or query task it
+// polled — find the workflow's code, lease its cached instance (or replay it
+// from history, reading the pages the task did not bring), answer with the
+// commands and the sticky queue, fail the task it cannot process, answer a
+// query on a fresh replay. It calls the Connection synchronously on the
+// caller's thread and starts none, so the Worker runs it on its pool threads
+// and the simulator (tests/sim/) runs the very same code in fibers on one
+// seeded scheduler.
+//
+// Thread safety: run() may be called from several threads at once (the
+// cache and the connection are shared; each call works on its own task).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "reprise/client.hpp"
+#include "reprise/detail/blobs.hpp"
+#include "reprise/detail/workflow_starter.hpp"
+#include "reprise/v1/service.pb.h"
+#include "worker/sticky_cache.hpp"
+
+namespace reprise::worker {
+
+// The workflow types a worker runs, by name.
+using WorkflowRegistry = std::map<std::string, std::shared_ptr<const WorkflowStarter>>;
+
+struct WorkflowTaskOptions {
+  std::string identity{};
+  // Where the run's next task is to go while this worker keeps its instance
+  // ("": the worker keeps none, caching is off).
+  std::string sticky_queue{};
+  PanicPolicy panic_policy = PanicPolicy::kFailTask;
+  int history_page_events = 0;  // 0: the server's default
+  // Called while another task holds the run's lease, in place of blocking
+  // the thread until it ends; it must let that task go on and return (the
+  // simulator suspends the fiber for a while). Null: block.
+  std::function<void()> wait_for_lease{};
+  // Where warnings go (a line without its newline). Null: stderr.
+  std::function<void(const std::string&)> log{};
+};
+
+class WorkflowTaskRunner {
+ public:
+  // All references must outlive the runner.
+  WorkflowTaskRunner(Connection& connection, const WorkflowRegistry& workflows, StickyCache& cache,
+                     detail::Blobs& blobs, WorkflowTaskOptions options);
+
+  // Answers a workflow or query task; one it cannot process is failed with
+  // the reason, and logged. Throws (RpcError, ...) when neither the answer
+  // nor the failure reached the server: the task then times out and comes back.
+  void run(const v1::PollWorkflowTaskResponse& task);
+
+ private:
+  // Why a workflow task is failed, as FailWorkflowTask reports it.
+  struct TaskFailure {
+    v1::WorkflowTaskFailedCause cause;
+    std::string message;
+  };
+  // Completes the task, or says why it must fail.
+  std::optional<TaskFailure> complete(const v1::PollWorkflowTaskResponse& task);
+  void answer_query(const v1::PollWorkflowTaskResponse& task);
+  StickyCache::Lease acquire(const std::string& run_id);
+  void log(const std::string& line) const;
+
+  Connection& connection_;
+  const WorkflowRegistry& workflows_;
+  StickyCache& cache_;
+  detail::Blobs& blobs_;
+  WorkflowTaskOptions options_;
+};
+
+}  // namespace reprise::worker
