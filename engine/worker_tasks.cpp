@@ -149,7 +149,10 @@ void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
             [request](MutableState& ms, const internal::TaskToken& t) { return ms.complete_workflow_task(t, request); },
             [](Answer answer) -> Result<v1::CompleteWorkflowTaskResponse> {
               if (!answer.status) return answer.status;
-              return v1::CompleteWorkflowTaskResponse();
+              v1::CompleteWorkflowTaskResponse out;
+              for (v1::PollActivityTaskResponse& task : answer.activity_tasks)
+                *out.add_activity_tasks() = std::move(task);
+              return out;
             },
             reply);
       });

@@ -83,7 +83,14 @@ Status MutableState::schedule_activity(const v1::ScheduleActivityTaskCommandAttr
   info.set_attempt(1);
   set_time(info.mutable_scheduled_time(), now_);
   set_time(info.mutable_attempt_scheduled_time(), now_);
-  add_activity_task(info, scheduled_event_id);
+  // Eager: the worker completing the task polls the workflow's own queue;
+  // an activity elsewhere is for other workers.
+  if (a.request_eager_execution() && sa.task_queue().name() == state_.task_queue().name() &&
+      static_cast<int>(eager_activities_.size()) < config_.max_eager_activities_per_task) {
+    eager_activities_.emplace_back(scheduled_event_id, sa.input());
+  } else {
+    add_activity_task(info, scheduled_event_id);
+  }
 
   if (positive(info.schedule_to_close_timeout())) {
     internal::TimerTask t;
@@ -110,6 +117,19 @@ void MutableState::add_activity_task(const internal::ActivityInfo& activity, int
   }
 }
 
+std::vector<v1::PollActivityTaskResponse> MutableState::start_eager_activities(const std::string& identity) {
+  std::vector<v1::PollActivityTaskResponse> started;
+  // A run the completion closed has no activities left to run.
+  if (closed()) return started;
+  for (auto& [scheduled_event_id, input] : eager_activities_) {
+    v1::PollActivityTaskResponse& task = started.emplace_back();
+    start_attempt(scheduled_event_id, state_.mutable_activities()->at(scheduled_event_id), identity, task);
+    *task.mutable_input() = std::move(input);
+  }
+  eager_activities_.clear();
+  return started;
+}
+
 Result<Applied> MutableState::start_activity(const internal::TaskPayload& payload, const std::string& identity,
                                              v1::PollActivityTaskResponse& response) {
   if (closed()) return stale();
@@ -117,6 +137,12 @@ Result<Applied> MutableState::start_activity(const internal::TaskPayload& payloa
   if (it == state_.mutable_activities()->end()) return stale();
   internal::ActivityInfo& info = it->second;
   if (info.started() || info.attempt() != payload.attempt()) return stale();
+  start_attempt(payload.scheduled_event_id(), info, identity, response);
+  return Applied::kYes;
+}
+
+void MutableState::start_attempt(int64_t scheduled_event_id, internal::ActivityInfo& info, const std::string& identity,
+                                 v1::PollActivityTaskResponse& response) {
   info.set_started(true);
   info.set_started_identity(identity);
   set_time(info.mutable_started_time(), now_);
@@ -124,7 +150,7 @@ Result<Applied> MutableState::start_activity(const internal::TaskPayload& payloa
 
   internal::TimerTask t;
   t.set_kind(internal::TimerTask::KIND_ACTIVITY_TIMEOUT);
-  t.set_scheduled_event_id(payload.scheduled_event_id());
+  t.set_scheduled_event_id(scheduled_event_id);
   t.set_attempt(info.attempt());
   t.set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
   add_timer(now_ + to_nanos(info.start_to_close_timeout()), t);
@@ -137,7 +163,7 @@ Result<Applied> MutableState::start_activity(const internal::TaskPayload& payloa
   token.set_namespace_(key_.namespace_id);
   token.set_workflow_id(key_.workflow_id);
   token.set_run_id(key_.run_id);
-  token.set_scheduled_event_id(payload.scheduled_event_id());
+  token.set_scheduled_event_id(scheduled_event_id);
   token.set_attempt(info.attempt());
   token.set_activity(true);
   response.set_task_token(encode_token(token));
@@ -153,7 +179,6 @@ Result<Applied> MutableState::start_activity(const internal::TaskPayload& payloa
   *response.mutable_schedule_to_close_timeout() = info.schedule_to_close_timeout();
   *response.mutable_start_to_close_timeout() = info.start_to_close_timeout();
   *response.mutable_heartbeat_timeout() = info.heartbeat_timeout();
-  return Applied::kYes;
 }
 
 Result<internal::ActivityInfo*> MutableState::activity_for_token(const internal::TaskToken& token) {

@@ -51,6 +51,9 @@ struct EngineConfig {
   int max_pending_activities = 2000;
   int max_pending_children = 2000;
   int max_pending_external_requests = 2000;  // signals and cancels to other workflows
+  // Activities one workflow-task completion may start for the worker that
+  // completes it (request_eager_execution); more go to their queue.
+  int max_eager_activities_per_task = 8;
   size_t max_id_length = 1000;
   // Events that wait for a running workflow task to finish; beyond either
   // limit a signal is refused (RESOURCE_EXHAUSTED) until the task completes.
@@ -111,12 +114,14 @@ class MutableState {
   // token and ids (the caller adds the history).
   Result<Applied> start_workflow_task(const internal::TaskPayload& payload, const std::string& identity,
                                       v1::PollWorkflowTaskResponse& response);
-  // What the worker hears once the completion is committed: OK, or
-  // ABORTED when events arrived while the task ran and its commands would
-  // have closed the workflow over them, so the task failed instead (the
-  // worker drops the task quietly; a new task brings the events).
+  // What the worker hears once the completion is committed: OK, with the
+  // activities started for it to run (eager execution), or ABORTED when
+  // events arrived while the task ran and its commands would have closed
+  // the workflow over them, so the task failed instead (the worker drops
+  // the task quietly; a new task brings the events).
   struct CompletionAnswer {
     Status status;
+    std::vector<v1::PollActivityTaskResponse> activity_tasks;
   };
   Result<CompletionAnswer> complete_workflow_task(const internal::TaskToken& token,
                                                   const v1::CompleteWorkflowTaskRequest& request);
@@ -295,6 +300,13 @@ class MutableState {
   void retry_activity(internal::ActivityInfo& activity, int64_t scheduled_event_id, const v1::Failure& failure);
   void close_activity(int64_t scheduled_event_id, v1::HistoryEvent outcome);
   void add_activity_task(const internal::ActivityInfo& activity, int64_t scheduled_event_id);
+  // The attempt `info` starts for `identity` (a poll, or eager execution):
+  // its timeout timers and the task the worker runs, input aside.
+  void start_attempt(int64_t scheduled_event_id, internal::ActivityInfo& info, const std::string& identity,
+                     v1::PollActivityTaskResponse& response);
+  // The activities this completion schedules that its worker asked to run
+  // itself: started once every command is applied, unless the run closed.
+  std::vector<v1::PollActivityTaskResponse> start_eager_activities(const std::string& identity);
 
   void add_timer(TimePoint fire_at, const internal::TimerTask& task);
   Applied stale();
@@ -309,6 +321,9 @@ class MutableState {
   std::vector<TaskRecord> tasks_;
   std::vector<TaskRecord> sticky_tasks_;
   std::vector<TimerRecord> timers_;
+  // Scheduled by this completion for eager execution: scheduled event id
+  // and input (no task row was added for them).
+  std::vector<std::pair<int64_t, v1::Payloads>> eager_activities_;
   bool became_closed_ = false;
   // New events for the workflow: finish() schedules a workflow task unless
   // one is pending.

@@ -241,7 +241,7 @@ Result<MutableState::CompletionAnswer> MutableState::complete_workflow_task(
     REPRISE_RETURN_IF_ERROR(apply_command(request.commands(i), completed_event_id, i));
   }
   if (!closed()) flush_buffered_events();
-  return CompletionAnswer{Status::ok()};
+  return CompletionAnswer{Status::ok(), start_eager_activities(request.identity())};
 }
 
 Result<MutableState::CompletionAnswer> MutableState::reject_closing_completion(const std::string& identity) {
