@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() / 60;
   };
   int failed = 0;
-  uint64_t ran = 0, workflows = 0, engine_crashes = 0, worker_crashes = 0, steps = 0;
+  uint64_t ran = 0, workflows = 0, engine_crashes = 0, worker_crashes = 0, queries = 0, steps = 0;
   double virtual_seconds = 0;
   for (uint64_t seed = first;; ++seed) {
     if (minutes > 0 ? elapsed_minutes() >= minutes : seed >= first + seeds) break;
@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
     workflows += r.workflows;
     engine_crashes += r.engine_crashes;
     worker_crashes += r.worker_crashes;
+    queries += r.queries_answered;
     steps += r.steps;
     virtual_seconds += r.virtual_seconds;
     if (determinism > 0 && (single || (seed - first) % determinism == 0)) {
@@ -118,9 +119,9 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "%llu seeds, %d failed: %llu workflows, %.2f virtual hours, %llu engine crashes, %llu worker crashes, "
-      "%llu steps, %.1f minutes\n",
+      "%llu queries answered, %llu steps, %.1f minutes\n",
       static_cast<unsigned long long>(ran), failed, static_cast<unsigned long long>(workflows), virtual_seconds / 3600,
       static_cast<unsigned long long>(engine_crashes), static_cast<unsigned long long>(worker_crashes),
-      static_cast<unsigned long long>(steps), elapsed_minutes());
+      static_cast<unsigned long long>(queries), static_cast<unsigned long long>(steps), elapsed_minutes());
   return failed == 0 ? 0 : 1;
 }

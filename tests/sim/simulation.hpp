@@ -30,6 +30,7 @@ struct SimResult {
   int workflows = 0;
   int engine_crashes = 0;
   int worker_crashes = 0;
+  int queries_answered = 0;  // by the workers' real query path
   double virtual_seconds = 0;
 };
 

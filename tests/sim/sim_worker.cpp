@@ -1,0 +1,160 @@
+#include "sim_worker.hpp"
+
+#include <cstdio>
+#include <utility>
+
+#include "generated_workflow.hpp"
+#include "reprise/detail/blobs.hpp"
+#include "reprise/errors.hpp"
+
+namespace reprise::sim {
+
+namespace {
+
+constexpr Duration kPollBackoff = std::chrono::milliseconds(200);  // as Worker's poll loops
+constexpr Duration kLeaseRecheck = std::chrono::milliseconds(10);
+
+}  // namespace
+
+// One life of the worker process. Members are destroyed in reverse: the
+// fibers first, whose unwinding still gives leases back to the cache.
+struct SimWorker::Incarnation {
+  Incarnation(Network& network, std::string who) : identity(std::move(who)), connection(network, identity) {}
+
+  std::string identity;
+  SimConnection connection;
+  detail::Blobs blobs{connection, detail::BlobOptions{}};
+  std::unique_ptr<worker::StickyCache> cache;
+  std::unique_ptr<worker::WorkflowTaskRunner> runner;
+  uint64_t next_fiber = 0;
+  std::map<uint64_t, std::shared_ptr<SimFiber>> fibers;
+};
+
+SimWorker::SimWorker(Scheduler& s, Network& network, const worker::WorkflowRegistry& workflows, int index, Shape shape,
+                     const bool& stopped, bool verbose)
+    : s_(s),
+      network_(network),
+      workflows_(workflows),
+      index_(index),
+      shape_(shape),
+      stopped_(stopped),
+      verbose_(verbose) {}
+
+SimWorker::~SimWorker() { crash(); }
+
+void SimWorker::start() {
+  crash();  // a process restarts from nothing
+  ++generation_;
+  live_ = std::make_unique<Incarnation>(network_, "w" + std::to_string(index_) + "." + std::to_string(generation_));
+  Incarnation& live = *live_;
+  live.cache = std::make_unique<worker::StickyCache>(shape_.cache_size, size_t{256} << 20);
+  const std::string sticky_queue = shape_.cache_size > 0 ? "sim/" + live.identity : std::string();
+  worker::WorkflowTaskOptions options{
+      .identity = live.identity,
+      .sticky_queue = sticky_queue,
+      .history_page_events = shape_.history_page_events,
+      // The thread is the whole simulation: the fiber waits on the virtual clock instead.
+      .wait_for_lease = [] { SimFiber::current()->sleep(kLeaseRecheck, "lease busy"); },
+      .log =
+          [verbose = verbose_, who = live.identity](const std::string& line) {
+            if (verbose) std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str());
+          }};
+  live.runner = std::make_unique<worker::WorkflowTaskRunner>(live.connection, workflows_, *live.cache, live.blobs,
+                                                             std::move(options));
+  for (int i = 0; i < shape_.workflow_pollers; ++i) {
+    spawn("poll-wf " + live.identity, [this, &live] { workflow_poll_loop(live, "sim"); });
+  }
+  if (!sticky_queue.empty()) {
+    spawn("poll-sticky " + live.identity, [this, &live, sticky_queue] { workflow_poll_loop(live, sticky_queue); });
+  }
+  for (int i = 0; i < shape_.activity_pollers; ++i) {
+    spawn("poll-act " + live.identity, [this, &live] { activity_poll_loop(live); });
+  }
+}
+
+void SimWorker::crash() { live_.reset(); }
+
+void SimWorker::spawn(const std::string& label, std::function<void()> body) {
+  Incarnation& live = *live_;
+  const uint64_t id = live.next_fiber++;
+  auto fiber = std::make_shared<SimFiber>(s_, std::move(body), [&live, id] { live.fibers.erase(id); });
+  live.fibers.emplace(id, fiber);
+  fiber->start(label);
+}
+
+// As Worker::workflow_poll_loop, one task at a time per poller: a task
+// the runner could not answer nor fail times out and comes back.
+void SimWorker::workflow_poll_loop(Incarnation& live, const std::string& queue) {
+  SimFiber& fiber = *SimFiber::current();
+  while (!stopped_) {
+    v1::PollWorkflowTaskRequest poll;
+    poll.mutable_task_queue()->set_name(queue);
+    poll.set_identity(live.identity);
+    poll.set_maximum_page_size(shape_.history_page_events);
+    v1::PollWorkflowTaskResponse task;
+    try {
+      task = live.connection.poll_workflow_task(poll);
+    } catch (const RpcError&) {
+      fiber.sleep(kPollBackoff, "poll backoff");
+      continue;
+    }
+    if (task.task_token().empty()) continue;
+    // The workflow code takes a while to run.
+    fiber.sleep(s_.random_duration(Duration(0), std::chrono::milliseconds(50)), "decide");
+    try {
+      live.runner->run(task);
+    } catch (const std::exception& e) {
+      if (verbose_) std::fprintf(stderr, "%s: %s\n", live.identity.c_str(), e.what());
+    }
+  }
+}
+
+void SimWorker::activity_poll_loop(Incarnation& live) {
+  SimFiber& fiber = *SimFiber::current();
+  while (!stopped_) {
+    v1::PollActivityTaskRequest poll;
+    poll.mutable_task_queue()->set_name("sim");
+    poll.set_identity(live.identity);
+    v1::PollActivityTaskResponse task;
+    try {
+      task = live.connection.poll_activity_task(poll);
+    } catch (const RpcError&) {
+      fiber.sleep(kPollBackoff, "poll backoff");
+      continue;
+    }
+    if (task.task_token().empty()) continue;
+    // The activity runs for a while; a worker crash meanwhile loses it.
+    // A first attempt that draws under 200 ms is slow instead: 13-15 s,
+    // past its 10 s start-to-close timeout, so it reports while the retry
+    // (1 s backoff) runs, and that late outcome must be refused.
+    Duration runs = s_.random_duration(Duration(0), std::chrono::seconds(2));
+    if (task.attempt() == 1 && runs < std::chrono::milliseconds(200)) runs = std::chrono::seconds(13) + runs * 10;
+    fiber.sleep(runs, "activity " + task.activity_id());
+    ActivityContext context(ActivityInfo{.workflow_id = task.workflow_execution().workflow_id(),
+                                         .run_id = task.workflow_execution().run_id(),
+                                         .activity_id = task.activity_id(),
+                                         .activity_type = task.activity_type().name(),
+                                         .attempt = task.attempt()},
+                            {}, [](const v1::Payloads&) { return false; });
+    try {
+      try {
+        const auto [fail_times] = from_payloads<int>(task.input(), "the input of activity 'flaky'");
+        v1::CompleteActivityRequest done;
+        done.set_task_token(task.task_token());
+        done.set_identity(live.identity);
+        *done.mutable_result()->add_payloads() = to_payload(flaky(context, fail_times));
+        live.connection.complete_activity(done);
+      } catch (const ApplicationError& e) {
+        v1::FailActivityRequest failed;
+        failed.set_task_token(task.task_token());
+        failed.set_identity(live.identity);
+        failed.mutable_failure()->set_message(e.what());
+        live.connection.fail_activity(failed);
+      }
+    } catch (const RpcError&) {
+      // The outcome was lost: the attempt times out and is retried.
+    }
+  }
+}
+
+}  // namespace reprise::sim
