@@ -1,6 +1,8 @@
 // Child workflows and continue-as-new through the engine: the transfer tasks
 // that start children, report their close to the parent, and apply the
 // parent-close policy.
+#include <map>
+
 #include "gated_store.hpp"
 
 namespace reprise::engine {
@@ -190,6 +192,166 @@ TEST_F(ChildWorkflowTest, PendingChildrenAreLimited) {
   const Status s = complete(poll_workflow().task_token(), many);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(s.message().find("already has 2000 pending child workflows"), std::string::npos) << s.to_string();
+}
+
+// Every way a child can close reaches its parent as the matching event,
+// with what the child closed with and the ids that tie it to its command.
+TEST_F(ChildWorkflowTest, EachWayAChildClosesReachesTheParentAsItsOwnEvent) {
+  ASSERT_TRUE(start("family").is_ok());
+  v1::Command timed = start_child("kid-timed-out");
+  timed.mutable_start_child_workflow_execution()->mutable_workflow_run_timeout()->set_seconds(60);
+  ASSERT_TRUE(
+      complete(poll_workflow().task_token(), {start_child("kid-completed"), start_child("kid-failed"),
+                                              start_child("kid-canceled"), start_child("kid-terminated"), timed})
+          .is_ok());
+  std::map<std::string, v1::PollWorkflowTaskResponse> kids;
+  for (int i = 0; i < 20 && kids.size() < 5; ++i) {
+    auto kid = poll_workflow("kids");
+    if (!kid.task_token().empty()) kids[kid.workflow_execution().workflow_id()] = kid;
+  }
+  ASSERT_EQ(kids.size(), 5u) << "every child started";
+
+  ASSERT_TRUE(complete(kids["kid-completed"].task_token(), {complete_with("shipped")}).is_ok());
+  v1::Command fail;
+  fail.set_command_type(v1::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION);
+  fail.mutable_fail_workflow_execution()->mutable_failure()->set_message("no parcel");
+  ASSERT_TRUE(complete(kids["kid-failed"].task_token(), {fail}).is_ok());
+  for (const char* waiting : {"kid-canceled", "kid-terminated", "kid-timed-out"}) {
+    ASSERT_TRUE(complete(kids[waiting].task_token(), {}).is_ok());  // each now waits
+  }
+  v1::RequestCancelWorkflowRequest cancel;
+  cancel.mutable_workflow_execution()->set_workflow_id("kid-canceled");
+  cancel.set_request_id("cancel-1");
+  ASSERT_TRUE(call(&Engine::request_cancel_workflow, cancel).is_ok());
+  auto asked = poll_workflow("kids");
+  ASSERT_EQ(asked.workflow_execution().workflow_id(), "kid-canceled");
+  v1::Command canceled;
+  canceled.set_command_type(v1::COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION);
+  canceled.mutable_cancel_workflow_execution()->mutable_details()->add_payloads()->set_data("as asked");
+  ASSERT_TRUE(complete(asked.task_token(), {canceled}).is_ok());
+  v1::TerminateWorkflowRequest terminate;
+  terminate.mutable_workflow_execution()->set_workflow_id("kid-terminated");
+  terminate.set_reason("operator");
+  ASSERT_TRUE(call(&Engine::terminate_workflow, terminate).is_ok());
+  clock_.advance(61s);  // past kid-timed-out's run timeout
+  engine_->check_timers();
+  EXPECT_EQ(wait_for_close("kid-timed-out").event_type(), v1::EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT);
+
+  // The parent takes tasks until it has heard of all five.
+  std::map<std::string, v1::HistoryEvent> closes;
+  std::map<std::string, int64_t> initiated;
+  std::map<std::string, int64_t> started;
+  for (int i = 0; i < 30 && closes.size() < 5; ++i) {
+    auto task = poll_workflow();
+    if (task.task_token().empty()) continue;
+    ASSERT_EQ(task.workflow_execution().workflow_id(), "family");
+    for (const auto& e : task.history().events()) {
+      if (e.has_start_child_workflow_execution_initiated()) {
+        initiated[e.start_child_workflow_execution_initiated().workflow_id()] = e.event_id();
+      } else if (e.has_child_workflow_execution_started()) {
+        started[e.child_workflow_execution_started().workflow_execution().workflow_id()] = e.event_id();
+      }
+      std::string kid;
+      switch (e.attributes_case()) {
+        case v1::HistoryEvent::kChildWorkflowExecutionCompleted:
+          kid = e.child_workflow_execution_completed().workflow_execution().workflow_id();
+          break;
+        case v1::HistoryEvent::kChildWorkflowExecutionFailed:
+          kid = e.child_workflow_execution_failed().workflow_execution().workflow_id();
+          break;
+        case v1::HistoryEvent::kChildWorkflowExecutionCanceled:
+          kid = e.child_workflow_execution_canceled().workflow_execution().workflow_id();
+          break;
+        case v1::HistoryEvent::kChildWorkflowExecutionTerminated:
+          kid = e.child_workflow_execution_terminated().workflow_execution().workflow_id();
+          break;
+        case v1::HistoryEvent::kChildWorkflowExecutionTimedOut:
+          kid = e.child_workflow_execution_timed_out().workflow_execution().workflow_id();
+          break;
+        default:
+          break;
+      }
+      if (!kid.empty()) closes[kid] = e;
+    }
+    ASSERT_TRUE(complete(task.task_token(), {}).is_ok());
+  }
+  ASSERT_EQ(closes.size(), 5u) << "the parent heard of every child's close";
+
+  const auto& completed = closes["kid-completed"];
+  ASSERT_TRUE(completed.has_child_workflow_execution_completed()) << completed.DebugString();
+  EXPECT_EQ(completed.child_workflow_execution_completed().result().payloads(0).data(), "shipped");
+  EXPECT_EQ(completed.child_workflow_execution_completed().initiated_event_id(), initiated["kid-completed"]);
+  EXPECT_EQ(completed.child_workflow_execution_completed().started_event_id(), started["kid-completed"]);
+
+  const auto& failed = closes["kid-failed"];
+  ASSERT_TRUE(failed.has_child_workflow_execution_failed()) << failed.DebugString();
+  EXPECT_EQ(failed.child_workflow_execution_failed().failure().message(), "no parcel");
+  EXPECT_EQ(failed.child_workflow_execution_failed().initiated_event_id(), initiated["kid-failed"]);
+  EXPECT_EQ(failed.child_workflow_execution_failed().started_event_id(), started["kid-failed"]);
+
+  const auto& was_canceled = closes["kid-canceled"];
+  ASSERT_TRUE(was_canceled.has_child_workflow_execution_canceled()) << was_canceled.DebugString();
+  EXPECT_EQ(was_canceled.child_workflow_execution_canceled().details().payloads(0).data(), "as asked");
+  EXPECT_EQ(was_canceled.child_workflow_execution_canceled().initiated_event_id(), initiated["kid-canceled"]);
+  EXPECT_EQ(was_canceled.child_workflow_execution_canceled().started_event_id(), started["kid-canceled"]);
+
+  const auto& terminated = closes["kid-terminated"];
+  ASSERT_TRUE(terminated.has_child_workflow_execution_terminated()) << terminated.DebugString();
+  EXPECT_EQ(terminated.child_workflow_execution_terminated().initiated_event_id(), initiated["kid-terminated"]);
+  EXPECT_EQ(terminated.child_workflow_execution_terminated().started_event_id(), started["kid-terminated"]);
+
+  const auto& timed_out = closes["kid-timed-out"];
+  ASSERT_TRUE(timed_out.has_child_workflow_execution_timed_out()) << timed_out.DebugString();
+  EXPECT_EQ(timed_out.child_workflow_execution_timed_out().timeout_type(), v1::TIMEOUT_TYPE_START_TO_CLOSE);
+  EXPECT_EQ(timed_out.child_workflow_execution_timed_out().initiated_event_id(), initiated["kid-timed-out"]);
+  EXPECT_EQ(timed_out.child_workflow_execution_timed_out().started_event_id(), started["kid-timed-out"]);
+}
+
+// The policy names the child by workflow id and is applied to that id's
+// current run only if its parent is the run that closed: here the child
+// closed, and its id was started again by someone else, before the parent
+// heard of the close; the parent's TERMINATE must leave the stranger alone.
+TEST_F(ChildPolicyRaceTest, AParentClosePolicyLeavesARunOfTheChildsIdThatIsNotItsChild) {
+  ASSERT_TRUE(start("parent-s").is_ok());
+  ASSERT_TRUE(
+      complete(poll_workflow().task_token(), {start_child("kid-s", v1::PARENT_CLOSE_POLICY_TERMINATE)}).is_ok());
+  auto kid = poll_workflow("kids");
+  ASSERT_EQ(kid.workflow_execution().workflow_id(), "kid-s");
+  ASSERT_TRUE(complete(kid.task_token(), {}).is_ok());
+  auto parent = poll_workflow();  // the child has started; the parent's task stays in hand
+  ASSERT_EQ(parent.workflow_execution().workflow_id(), "parent-s");
+
+  // The child's close cannot reach the parent while its history cannot be read.
+  gate_->fail_history_reads_of("kid-s");
+  v1::TerminateWorkflowRequest terminate;
+  terminate.mutable_workflow_execution()->set_workflow_id("kid-s");
+  terminate.set_reason("operator");
+  ASSERT_TRUE(call(&Engine::terminate_workflow, terminate).is_ok());
+  auto stranger = start("kid-s", "stranger");  // running; its first task is never taken
+  ASSERT_TRUE(stranger.is_ok()) << "the id is free again: " << stranger.status().to_string();
+
+  ASSERT_TRUE(complete(parent.task_token(), {complete_with("bye")}).is_ok()) << "the parent closes, child open";
+  // The policy's transfer task is for the id kid-s; wait until it is gone.
+  bool policy_done = false;
+  for (int i = 0; i < 200 && !policy_done; ++i) {
+    auto tasks = store_->load_tasks(0, 1000);
+    ASSERT_TRUE(tasks.is_ok());
+    policy_done = true;
+    for (const auto& t : *tasks) {
+      if (t.kind == TaskKind::kTransfer && t.execution.workflow_id == "kid-s") policy_done = false;
+    }
+    if (!policy_done) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(policy_done) << "the parent-close policy task was never carried out";
+  gate_->fail_history_reads_of("");
+
+  v1::DescribeWorkflowRequest describe;
+  describe.mutable_workflow_execution()->set_workflow_id("kid-s");
+  auto d = call(&Engine::describe_workflow, describe);
+  ASSERT_TRUE(d.is_ok()) << d.status().to_string();
+  EXPECT_EQ(d->info().execution().run_id(), stranger->run_id());
+  EXPECT_EQ(d->info().status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING)
+      << "a run of the id that is not the closed parent's child keeps running";
 }
 
 }  // namespace

@@ -219,6 +219,29 @@ TEST_F(EngineTest, StaleTimersAreDroppedWithoutRewritingTheExecution) {
   EXPECT_EQ(store_->get_execution(key)->version, version) << "and the execution was not rewritten";
 }
 
+// A workflow at --max-pending-activities: the task that would schedule one
+// more is refused RESOURCE_EXHAUSTED, having written nothing; within the
+// limit it goes through.
+TEST_F(EngineTest, PendingActivitiesAreLimited) {
+  restart([](EngineOptions& o) { o.config.max_pending_activities = 3; });
+  ASSERT_TRUE(start("busy-bee").is_ok());
+  auto task = poll_workflow();
+  auto schedule = [](const std::string& id) {
+    v1::Command c = schedule_greet();
+    c.mutable_schedule_activity_task()->set_activity_id(id);
+    return c;
+  };
+  auto before = describe_length("busy-bee");
+  ASSERT_TRUE(before.is_ok());
+  const Status s = complete(task.task_token(), {schedule("1"), schedule("2"), schedule("3"), schedule("4")});
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
+  EXPECT_NE(s.message().find("already has 3 pending activities"), std::string::npos) << s.to_string();
+  auto after = describe_length("busy-bee");
+  ASSERT_TRUE(after.is_ok());
+  EXPECT_EQ(*after, *before) << "a refused task writes nothing";
+  ASSERT_TRUE(complete(task.task_token(), {schedule("1"), schedule("2"), schedule("3")}).is_ok());
+}
+
 TEST_F(EngineTest, ListsWorkflows) {
   ASSERT_TRUE(start("a").is_ok());
   ASSERT_TRUE(start("b").is_ok());

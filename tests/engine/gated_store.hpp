@@ -59,6 +59,11 @@ class GatedStore : public Store {
     failing_workflow_id_ = std::move(workflow_id);
   }
   int failed_reads() const { return failed_reads_; }
+  // read_history of this workflow id's runs answers UNAVAILABLE ("" for none).
+  void fail_history_reads_of(std::string workflow_id) {
+    std::lock_guard lock(mu_);
+    failing_history_of_ = std::move(workflow_id);
+  }
   // History reads take this long from now on; waits for the next one to start.
   void slow_history_reads(std::chrono::milliseconds delay) { history_delay_ms_ = delay.count(); }
   bool wait_for_slow_read(std::chrono::milliseconds timeout) {
@@ -102,6 +107,12 @@ class GatedStore : public Store {
   }
   Result<std::vector<HistoryBatch>> read_history(const ExecutionKey& key, int64_t from, int max) override {
     count();
+    {
+      std::lock_guard lock(mu_);
+      if (!failing_history_of_.empty() && key.workflow_id == failing_history_of_) {
+        return Status::unavailable("the test made this history read fail");
+      }
+    }
     if (const int64_t delay = history_delay_ms_; delay > 0) {
       {
         std::lock_guard lock(mu_);
@@ -181,6 +192,7 @@ class GatedStore : public Store {
   std::string hold_workflow_id_;
   std::optional<std::pair<Transition, CommitCallback>> held_;
   std::string failing_workflow_id_;
+  std::string failing_history_of_;
   std::atomic<int64_t> history_delay_ms_{0};
   int slow_reads_ = 0;
   std::atomic<bool> marked_{false};
