@@ -27,11 +27,14 @@ v1::PollWorkflowTaskResponse poll_pages_of(EngineTest& t, int page_events) {
 }
 
 // The task's first page and every page its token leads to; each page holds
-// at most `page_events` written events, plus the unwritten ones on the last.
-std::vector<v1::HistoryEvent> all_pages(EngineTest& t, const v1::PollWorkflowTaskResponse& task, int page_events) {
+// at most `page_events` written events, plus the unwritten ones on the last
+// (`unwritten`). `get_history_pages`, when given, counts the GetHistory calls.
+std::vector<v1::HistoryEvent> all_pages(EngineTest& t, const v1::PollWorkflowTaskResponse& task, int page_events,
+                                        int* get_history_pages = nullptr, int unwritten = 0) {
   std::vector<v1::HistoryEvent> events(task.history().events().begin(), task.history().events().end());
   std::string token = task.next_page_token();
-  for (int pages = 0; !token.empty(); ++pages) {
+  int pages = 0;
+  for (; !token.empty(); ++pages) {
     if (pages > 1000) {
       ADD_FAILURE() << "the pages never end";
       break;
@@ -44,9 +47,12 @@ std::vector<v1::HistoryEvent> all_pages(EngineTest& t, const v1::PollWorkflowTas
     EXPECT_TRUE(page.is_ok()) << page.status().to_string();
     if (!page.is_ok()) break;
     EXPECT_GE(page->history().events_size(), 1);
+    const int allowed = page->next_page_token().empty() ? page_events + unwritten : page_events;
+    EXPECT_LE(page->history().events_size(), allowed) << "page " << pages + 1 << " holds more than it was asked for";
     events.insert(events.end(), page->history().events().begin(), page->history().events().end());
     token = page->next_page_token();
   }
+  if (get_history_pages != nullptr) *get_history_pages = pages;
   return events;
 }
 
@@ -69,9 +75,12 @@ TEST_F(TaskHistoryTest, AWorkflowTaskComesWithOnePageAndGetHistoryGivesTheRest) 
   EXPECT_EQ(task.history().events_size(), 4);
   EXPECT_FALSE(task.next_page_token().empty());
 
-  auto events = all_pages(*this, task, 4);
+  int pages = 0;
+  auto events = all_pages(*this, task, 4, &pages);
   expect_consecutive_from_1(events);
   ASSERT_EQ(static_cast<int64_t>(events.size()), task.started_event_id());
+  ASSERT_EQ(task.started_event_id(), 16);
+  EXPECT_EQ(pages, 3) << "events 5-16 in GetHistory pages of 4";
   EXPECT_EQ(events.back().event_type(), v1::EVENT_TYPE_WORKFLOW_TASK_STARTED);
   EXPECT_TRUE(complete(task.task_token(), {}).is_ok()) << "the task is the same, however it was read";
 }
@@ -96,7 +105,8 @@ TEST_F(TaskHistoryTest, ARetrysUnwrittenEventsComeLastOnTheLastPage) {
 
   auto retry = poll_pages_of(*this, 5);
   ASSERT_EQ(retry.attempt(), 2);
-  auto events = all_pages(*this, retry, 5);
+  int pages = 0;
+  auto events = all_pages(*this, retry, 5, &pages, 2);
   expect_consecutive_from_1(events);
   ASSERT_EQ(static_cast<int64_t>(events.size()), written + 2) << "the retry's scheduled and started, unwritten";
   EXPECT_EQ(events[events.size() - 2].event_type(), v1::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
@@ -104,6 +114,7 @@ TEST_F(TaskHistoryTest, ARetrysUnwrittenEventsComeLastOnTheLastPage) {
   EXPECT_EQ(events.back().event_type(), v1::EVENT_TYPE_WORKFLOW_TASK_STARTED);
   EXPECT_EQ(events.back().event_id(), retry.started_event_id());
   EXPECT_EQ(*describe_length("paged-3"), written) << "reading them wrote nothing";
+  EXPECT_EQ(pages, static_cast<int>((written - 5 + 4) / 5)) << "the written events after the first 5, in pages of 5";
 }
 
 TEST_F(TaskHistoryTest, AQueryTasksPagesEndWhereTheHistoryEndedWhenItWasHandedOut) {
@@ -120,15 +131,42 @@ TEST_F(TaskHistoryTest, AQueryTasksPagesEndWhereTheHistoryEndedWhenItWasHandedOu
   ASSERT_EQ(task.queries_size(), 1);
   EXPECT_EQ(task.history().events_size(), 1);
   ASSERT_TRUE(signal(*this, "paged-4").is_ok());  // history grows while the worker reads
-  auto events = all_pages(*this, task, 1);
+  int pages = 0;
+  auto events = all_pages(*this, task, 1, &pages);
   expect_consecutive_from_1(events);
   EXPECT_EQ(static_cast<int64_t>(events.size()), length);
+  EXPECT_EQ(pages, length - 1) << "one event a page";
 
   v1::CompleteWorkflowTaskRequest answer;
   answer.set_task_token(task.task_token());
   (*answer.mutable_query_results())[task.queries().begin()->first].mutable_answer()->add_payloads()->set_data("ok");
   ASSERT_TRUE(call(&Engine::complete_workflow_task, answer).is_ok());
   EXPECT_TRUE(answered.get_future().get().is_ok());
+}
+
+// A client's GetHistory (no task token): pages of the size asked for, each
+// token going on where the last page stopped, the last page without one.
+TEST_F(TaskHistoryTest, AClientReadsALongHistoryInPagesOfTheSizeItAskedFor) {
+  workflow_with_signals(*this, "paged-6", 20);
+  const int64_t length = *describe_length("paged-6");
+  ASSERT_GE(length, 25);
+  std::vector<v1::HistoryEvent> events;
+  v1::GetHistoryRequest r;
+  r.mutable_workflow_execution()->set_workflow_id("paged-6");
+  r.set_maximum_page_size(7);
+  int pages = 0;
+  do {
+    ASSERT_LT(pages, 1000) << "the pages never end";
+    auto page = call(&Engine::get_history, r);
+    ASSERT_TRUE(page.is_ok()) << page.status().to_string();
+    ++pages;
+    EXPECT_LE(page->history().events_size(), 7) << "page " << pages << " holds more than it was asked for";
+    events.insert(events.end(), page->history().events().begin(), page->history().events().end());
+    r.set_next_page_token(page->next_page_token());
+  } while (!r.next_page_token().empty());
+  expect_consecutive_from_1(events);
+  EXPECT_EQ(static_cast<int64_t>(events.size()), length);
+  EXPECT_EQ(pages, static_cast<int>((length + 6) / 7));
 }
 
 TEST_F(TaskHistoryTest, AMalformedPageTokenIsRefused) {

@@ -35,6 +35,9 @@ Workflow<int64_t> ticks(WorkflowContext& ctx, int64_t count) {
 }
 inline constexpr WorkflowDef<&ticks> ticks_wf{"ticks"};
 
+constexpr int kPageEvents = 50;
+constexpr int64_t kTicks = 70;  // 355 events
+
 // Passes every call through and counts the history events in workflow and
 // query tasks and in GetHistory pages.
 class CountingConnection final : public ForwardingConnection {
@@ -45,6 +48,9 @@ class CountingConnection final : public ForwardingConnection {
   std::atomic<int64_t> task_events{0};     // in the tasks themselves
   std::atomic<int64_t> largest_task{0};    // events in the largest task
   std::atomic<int64_t> paged_events{0};    // read through GetHistory
+  std::atomic<int64_t> pages{0};           // GetHistory answers with events
+  std::atomic<int64_t> largest_page{0};    // events in the largest of them
+  std::atomic<int64_t> pages_needed{0};    // at kPageEvents a page, for the tasks' histories
   std::atomic<int64_t> history_needed{0};  // the tasks' histories, end to end
   std::atomic<int64_t> query_tasks{0};
   std::atomic<int64_t> largest_query_task{0};
@@ -60,13 +66,21 @@ class CountingConnection final : public ForwardingConnection {
       ++tasks;
       raise(largest_task, events);
       history_needed += task.started_event_id();
+      // A cache-off task replays from event 1: what its first page did not
+      // hold comes in GetHistory pages of at most r.maximum_page_size().
+      const int64_t rest = task.started_event_id() - events;
+      pages_needed += (rest + kPageEvents - 1) / kPageEvents;
     }
     task_events += events;
     return task;
   }
   v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override {
     v1::GetHistoryResponse page = inner_->get_history(r, timeout);
-    if (!r.wait_new_event()) paged_events += page.history().events_size();
+    if (!r.wait_new_event() && page.history().events_size() > 0) {
+      paged_events += page.history().events_size();
+      ++pages;
+      raise(largest_page, page.history().events_size());
+    }
     return page;
   }
 
@@ -89,9 +103,6 @@ struct TempDatabase {
     std::filesystem::remove_all(dir, ignored);
   }
 };
-
-constexpr int kPageEvents = 50;
-constexpr int64_t kTicks = 70;  // 355 events
 
 class PagedHistory : public ::testing::Test {
  protected:
@@ -118,17 +129,23 @@ TEST_F(PagedHistory, EachTaskOfALongWorkflowComesWithOnePageAndTheWorkerReadsThe
   auto run = client.start(ticks_wf, {.id = "ticks-1", .task_queue = "ticks"}, kTicks);
   ASSERT_EQ(run.result(60s), kTicks);
   const int64_t length = run.describe().info().history_length();
-  std::printf("%lld events; %lld tasks; sent in tasks %lld (largest %lld), read through GetHistory %lld\n",
-              static_cast<long long>(length), static_cast<long long>(counting->tasks.load()),
-              static_cast<long long>(counting->task_events.load()),
-              static_cast<long long>(counting->largest_task.load()),
-              static_cast<long long>(counting->paged_events.load()));
+  std::printf(
+      "%lld events; %lld tasks; sent in tasks %lld (largest %lld), read through GetHistory %lld in %lld pages "
+      "(largest %lld)\n",
+      static_cast<long long>(length), static_cast<long long>(counting->tasks.load()),
+      static_cast<long long>(counting->task_events.load()), static_cast<long long>(counting->largest_task.load()),
+      static_cast<long long>(counting->paged_events.load()), static_cast<long long>(counting->pages.load()),
+      static_cast<long long>(counting->largest_page.load()));
   ASSERT_GE(length, 300);
   EXPECT_LE(counting->largest_task.load(), kPageEvents) << "a task came with more than one page of history";
   EXPECT_LE(counting->task_events.load(), counting->tasks.load() * kPageEvents);
   // With the cache off each task is a full replay, which must read each of
   // the task's events once: the pages neither miss nor repeat any.
   EXPECT_EQ(counting->task_events.load() + counting->paged_events.load(), counting->history_needed.load());
+  // And the rest came a page at a time: the late tasks' replays read several.
+  EXPECT_LE(counting->largest_page.load(), kPageEvents) << "a GetHistory answer held more than one page";
+  EXPECT_EQ(counting->pages.load(), counting->pages_needed.load());
+  EXPECT_GT(counting->pages.load(), counting->tasks.load()) << "the late tasks needed several GetHistory pages";
 }
 
 TEST_F(PagedHistory, AQueryOnALongWorkflowIsAnsweredFromPagedHistory) {
@@ -136,12 +153,18 @@ TEST_F(PagedHistory, AQueryOnALongWorkflowIsAnsweredFromPagedHistory) {
   auto run = client.start(ticks_wf, {.id = "ticks-2", .task_queue = "ticks"}, kTicks);
   ASSERT_EQ(run.result(60s), kTicks);
   const int64_t paged_before = counting->paged_events.load();
+  const int64_t pages_before = counting->pages.load();
+  const int64_t largest_before = counting->largest_page.load();
   EXPECT_EQ(client.query("ticks-2", ticks_done), kTicks);
   EXPECT_EQ(counting->query_tasks.load(), 1);
   EXPECT_LE(counting->largest_query_task.load(), kPageEvents) << "the query task came with more than one page";
   EXPECT_EQ(counting->largest_query_task.load() + counting->paged_events.load() - paged_before,
             run.describe().info().history_length())
       << "the query's replay read each event once";
+  const int64_t rest = run.describe().info().history_length() - counting->largest_query_task.load();
+  EXPECT_EQ(counting->pages.load() - pages_before, (rest + kPageEvents - 1) / kPageEvents)
+      << "the query's replay read the rest a page at a time";
+  EXPECT_EQ(counting->largest_page.load(), largest_before) << "no page larger than the workflow tasks' pages";
 }
 
 }  // namespace
