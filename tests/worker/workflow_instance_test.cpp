@@ -1,6 +1,10 @@
-// WorkflowInstance against histories built event by event, as the engine
-// would record them: commands come out of activations, replay reproduces
-// them, and code that changed under a running execution is caught.
+// WorkflowInstance against histories the real engine wrote
+// (tests/worker/histories/, recorded by record_histories.cpp from the
+// workflows of recorded_workflows.hpp): replay reproduces every command the
+// engine recorded, task by task, from scratch and on a cached instance, and
+// code that changed under a running execution is caught. Histories are
+// built by hand only for a first task (three events, which the engine
+// writes the same) and for what the engine never writes.
 #include "worker/workflow_instance.hpp"
 
 #include <gtest/gtest.h>
@@ -11,82 +15,19 @@
 #include <regex>
 
 #include "tests/worker/history_recorder.hpp"
+#include "tests/worker/recorded_history.hpp"
+#include "tests/worker/recorded_workflows.hpp"
 
 namespace reprise {
 namespace {
 
 using namespace std::chrono_literals;
 
-struct Order {
-  std::string id;
-  int64_t cents = 0;
-  MSGPACK_DEFINE_MAP(id, cents);
-};
-
-std::string charge(ActivityContext&, Order) { return ""; }
-std::string ship(ActivityContext&, std::string) { return ""; }
-inline constexpr Activity<&charge> charge_card{"charge"};
-inline constexpr Activity<&ship> ship_parcel{"ship"};
-
-Workflow<std::string> checkout(WorkflowContext& ctx, Order order) {
-  std::string receipt = co_await ctx.execute(charge_card, ActivityOptions::start_to_close(30s), order);
-  co_await ctx.sleep(1h);
-  co_return receipt + " for " + order.id;
-}
-
-// The same workflow after someone swapped the activities around.
-Workflow<std::string> checkout_v2(WorkflowContext& ctx, Order order) {
-  std::string tracking = co_await ctx.execute(ship_parcel, ActivityOptions::start_to_close(30s), order.id);
-  co_return tracking;
-}
-
-// Checkout after someone made it wait for an approval first.
-inline constexpr Signal<std::string> approval{"approval"};
-Workflow<std::string> awaits_approval(WorkflowContext& ctx, Order order) {
-  co_return co_await ctx.wait(approval) + " for " + order.id;
-}
+using recorded::Order;
 
 Workflow<int64_t> refuses(WorkflowContext&, Order order) {
   if (order.cents > 1000) throw ApplicationError("TooExpensive", "orders over $10 need approval", true);
   co_return order.cents;
-}
-
-// Races the charge against a one-minute timeout.
-Workflow<std::string> charge_or_give_up(WorkflowContext& ctx, Order order) {
-  auto charged = ctx.execute(charge_card, ActivityOptions::start_to_close(5min), order);
-  auto deadline = ctx.sleep(1min);
-  if (co_await any(charged, deadline) == 1) co_return "gave up";
-  co_return co_await charged;
-}
-
-// Charges and ships at the same time. Scheduled in two statements: the order
-// of a call's arguments is up to the compiler, the order of statements is not.
-Workflow<std::string> both(WorkflowContext& ctx, Order order) {
-  auto charged = ctx.execute(charge_card, ActivityOptions::start_to_close(5min), order);
-  auto shipped = ctx.execute(ship_parcel, ActivityOptions::start_to_close(5min), order.id);
-  auto [receipt, tracking] = co_await all(charged, shipped);
-  co_return receipt + "+" + tracking;
-}
-
-// Draws random numbers and a UUID, then waits on a timer.
-Workflow<std::string> dice(WorkflowContext& ctx) {
-  const std::string first = std::to_string(ctx.random() % 1000) + " " + ctx.uuid();
-  co_await ctx.sleep(1s);
-  co_return first + " " + std::to_string(ctx.random() % 1000);
-}
-
-// Reports where it is at each step.
-Workflow<std::string> introspect(WorkflowContext& ctx) {
-  const std::string before = std::to_string(ctx.info().history_length) + (ctx.replaying() ? " replaying" : " live");
-  co_await ctx.sleep(1s);
-  co_return before + ", then " + std::to_string(ctx.info().history_length) + " " + ctx.info().workflow_id;
-}
-
-// Logs at each step: the first line must not come back when it replays.
-Workflow<void> chatty(WorkflowContext& ctx) {
-  ctx.log("charging \"order 1\"");
-  co_await ctx.sleep(1s);
-  ctx.logger().warn("done");
 }
 
 // What `run` wrote to stderr.
@@ -113,12 +54,28 @@ worker::WorkflowInstance fresh(worker::WorkflowStarter starter) {
   return worker::WorkflowInstance("checkout", std::move(starter));
 }
 
-TEST(WorkflowInstance, RunsCheckoutTaskByTaskAndReplaysItIdentically) {
-  const Order order{"order-7", 1250};
-  Recorder rec(to_payloads(order));
+using recorded::expect_replays_as_recorded;
+using recorded::through_task;
 
-  auto live = fresh(worker::make_starter<&checkout>("checkout"));
-  auto first = live.apply(rec.history());
+std::string result_of(const worker::ApplyResult& r) {
+  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+  if (!r.is_ok() || r->commands.empty() || !r->commands.back().has_complete_workflow_execution()) return "";
+  return from_payload<std::string>(r->commands.back().complete_workflow_execution().result().payloads(0), "r");
+}
+
+// The recorded result of a completed run.
+std::string recorded_result(const v1::History& h) {
+  const v1::HistoryEvent& last = h.events(h.events_size() - 1);
+  EXPECT_TRUE(last.has_workflow_execution_completed());
+  return from_payload<std::string>(last.workflow_execution_completed().result().payloads(0), "r");
+}
+
+TEST(WorkflowInstance, RunsCheckoutTaskByTaskAndReplaysItIdentically) {
+  const v1::History h = recorded::history("checkout");
+  ASSERT_EQ(recorded::tasks_in(h), 3) << "charge, the hour's timer, the result";
+  expect_replays_as_recorded(h, "checkout-7", "checkout", worker::make_starter<&recorded::checkout>("checkout"));
+
+  auto first = fresh(worker::make_starter<&recorded::checkout>("checkout")).apply(through_task(h, 1));
   ASSERT_TRUE(first.is_ok()) << first.status().to_string();
   ASSERT_EQ(first->commands.size(), 1u);
   const auto& schedule = first->commands[0].schedule_activity_task();
@@ -126,44 +83,18 @@ TEST(WorkflowInstance, RunsCheckoutTaskByTaskAndReplaysItIdentically) {
   EXPECT_EQ(schedule.activity_id(), "1");
   EXPECT_EQ(from_payload<Order>(schedule.input().payloads(0), "input").cents, 1250);
   EXPECT_EQ(schedule.start_to_close_timeout().seconds(), 30);
-
-  rec.completed(first->commands);
-  rec.activity_completed(to_payload(std::string("receipt-42")));
-  rec.task();
-  // A sticky worker applies only what is new; a fresh one replays it all.
-  v1::History page;
-  const v1::History all = rec.history();
-  for (const auto& e : all.events()) {
-    if (e.event_id() > live.last_event_id()) *page.add_events() = e;
-  }
-  auto second = live.apply(page);
+  auto second = fresh(worker::make_starter<&recorded::checkout>("checkout")).apply(through_task(h, 2));
   ASSERT_TRUE(second.is_ok()) << second.status().to_string();
   ASSERT_EQ(second->commands.size(), 1u);
   EXPECT_EQ(second->commands[0].start_timer().start_to_fire_timeout().seconds(), 3600);
-
-  rec.completed(second->commands);
-  rec.timer_fired();
-  rec.task();
-  auto replayed = fresh(worker::make_starter<&checkout>("checkout"));
-  auto third = replayed.apply(rec.history());
-  ASSERT_TRUE(third.is_ok()) << third.status().to_string();
-  ASSERT_EQ(third->commands.size(), 1u);
-  ASSERT_TRUE(third->commands[0].has_complete_workflow_execution());
-  EXPECT_EQ(from_payload<std::string>(third->commands[0].complete_workflow_execution().result().payloads(0), "r"),
+  EXPECT_EQ(result_of(fresh(worker::make_starter<&recorded::checkout>("checkout")).apply(through_task(h, 3))),
             "receipt-42 for order-7");
+  EXPECT_EQ(recorded_result(h), "receipt-42 for order-7");
 }
 
 TEST(WorkflowInstance, ChangedCodeUnderARunningExecutionIsNonDeterminismNamingTheEvent) {
-  Recorder rec(to_payloads(Order{"order-8", 500}));
-  auto original = fresh(worker::make_starter<&checkout>("checkout"));
-  auto first = original.apply(rec.history());
-  ASSERT_TRUE(first.is_ok());
-  rec.completed(first->commands);
-  rec.activity_completed(to_payload(std::string("receipt")));
-  rec.task();
-
-  auto changed = fresh(worker::make_starter<&checkout_v2>("checkout"));
-  auto r = changed.apply(rec.history());
+  auto changed = fresh(worker::make_starter<&recorded::checkout_v2>("checkout"));
+  auto r = changed.apply(through_task(recorded::history("checkout"), 2));
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
@@ -172,14 +103,9 @@ TEST(WorkflowInstance, ChangedCodeUnderARunningExecutionIsNonDeterminismNamingTh
 }
 
 TEST(WorkflowInstance, AFailedActivityThrowsIntoTheWorkflowAndFailsIt) {
-  Recorder rec(to_payloads(Order{"order-9", 100}));
-  auto instance = fresh(worker::make_starter<&checkout>("checkout"));
-  auto first = instance.apply(rec.history());
-  rec.completed(first->commands);
-  rec.activity_failed("card declined");
-  rec.task();
-  auto replayed = fresh(worker::make_starter<&checkout>("checkout"));
-  auto r = replayed.apply(rec.history());
+  const v1::History h = recorded::history("checkout_declined");
+  expect_replays_as_recorded(h, "checkout-9", "checkout", worker::make_starter<&recorded::checkout>("checkout"));
+  auto r = fresh(worker::make_starter<&recorded::checkout>("checkout")).apply(through_task(h, 2));
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_EQ(r->commands.size(), 1u);
   const auto& failure = r->commands[0].fail_workflow_execution().failure();
@@ -187,6 +113,9 @@ TEST(WorkflowInstance, AFailedActivityThrowsIntoTheWorkflowAndFailsIt) {
   EXPECT_EQ(failure.type(), "CardDeclined");
 }
 
+// A first task's history (WorkflowExecutionStarted, WorkflowTaskScheduled,
+// WorkflowTaskStarted) is built by hand: the engine writes those three the
+// same way, and there is nothing recorded to replay.
 TEST(WorkflowInstance, ApplicationErrorsFailTheWorkflowWithTheirType) {
   Recorder rec(to_payloads(Order{"big", 5000}));
   auto instance = fresh(worker::make_starter<&refuses>("refuses"));
@@ -198,9 +127,10 @@ TEST(WorkflowInstance, ApplicationErrorsFailTheWorkflowWithTheirType) {
   EXPECT_EQ(failure.message(), "orders over $10 need approval");
 }
 
+// A first task's history, by hand as above: input of the wrong shape.
 TEST(WorkflowInstance, InputThatDoesNotDecodeFailsTheTaskNotTheWorkflow) {
   Recorder rec(to_payloads(std::string("not an order"), int64_t{3}));
-  auto instance = fresh(worker::make_starter<&checkout>("checkout"));
+  auto instance = fresh(worker::make_starter<&recorded::checkout>("checkout"));
   auto r = instance.apply(rec.history());
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInternal);
@@ -210,25 +140,24 @@ TEST(WorkflowInstance, InputThatDoesNotDecodeFailsTheTaskNotTheWorkflow) {
 }
 
 TEST(WorkflowInstance, CodeThatIssuesACommandHistoryNeverRecordedIsNonDeterminism) {
-  Recorder rec(to_payloads(Order{"order-10", 1}));
-  rec.completed({});  // history says the first task issued nothing...
-  rec.task();
-  auto instance = fresh(worker::make_starter<&checkout>("checkout"));
-  auto r = instance.apply(rec.history());  // ...but the code schedules 'charge' at once
+  // The recorded run's first task issued nothing (it waited for a signal)...
+  const v1::History h = recorded::history("approval");
+  expect_replays_as_recorded(h, "approval-10", "checkout",
+                             worker::make_starter<&recorded::awaits_approval>("checkout"));
+  ASSERT_TRUE(recorded::recorded_commands(h, 1).empty());
+  auto instance = fresh(worker::make_starter<&recorded::checkout>("checkout"));
+  auto r = instance.apply(through_task(h, 2));  // ...but this code schedules 'charge' at once
   ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("the workflow issued ScheduleActivityTask 'charge'"), std::string::npos)
       << r.status().to_string();
 }
 
 TEST(WorkflowInstance, HistoryWithAnEventTheCodeNeverProducedIsNonDeterminism) {
-  Recorder rec(to_payloads(Order{"order-10", 1}));
-  auto original = fresh(worker::make_starter<&checkout>("checkout"));
-  auto first = original.apply(rec.history());
-  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
-  rec.completed(first->commands);  // history: ActivityTaskScheduled 'charge'...
-  rec.task();
-  auto changed = fresh(worker::make_starter<&awaits_approval>("checkout"));
-  auto r = changed.apply(rec.history());  // ...but the code now waits for a signal and issues nothing
+  // History: ActivityTaskScheduled 'charge' at event 5...
+  auto changed = fresh(worker::make_starter<&recorded::awaits_approval>("checkout"));
+  auto r = changed.apply(through_task(recorded::history("checkout"), 2));
+  // ...but the code now waits for a signal and issues nothing.
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
@@ -236,17 +165,28 @@ TEST(WorkflowInstance, HistoryWithAnEventTheCodeNeverProducedIsNonDeterminism) {
             "code did nothing there now");
 }
 
+// Built by hand on a recorded history: the engine never writes an outcome
+// for an activity that is not pending (it refuses the completion's token),
+// so a history with one can only come from a damaged or foreign file.
 TEST(WorkflowInstance, AnOutcomeForAnActivityTheCodeNeverScheduledIsNonDeterminism) {
-  Recorder rec(to_payloads(Order{"order-11", 1}));
-  auto original = fresh(worker::make_starter<&checkout>("checkout"));
-  auto first = original.apply(rec.history());
-  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
-  rec.completed(first->commands);
-  rec.activity_completed(to_payload(std::string("receipt")));
-  rec.activity_completed_at(99, to_payload(std::string("stray")));  // no event 99 scheduled anything
-  rec.task();
-  auto replayed = fresh(worker::make_starter<&checkout>("checkout"));
-  auto r = replayed.apply(rec.history());
+  const v1::History original = through_task(recorded::history("checkout"), 2);
+  v1::History h;
+  int64_t id = 0;
+  for (const auto& e : original.events()) {
+    *h.add_events() = e;
+    h.mutable_events(h.events_size() - 1)->set_event_id(++id);
+    if (e.has_activity_task_completed()) {
+      v1::HistoryEvent stray;
+      stray.set_event_id(++id);
+      stray.set_event_type(v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+      stray.mutable_activity_task_completed()->set_scheduled_event_id(99);  // no event 99 scheduled anything
+      *stray.mutable_activity_task_completed()->mutable_result()->add_payloads() = to_payload(std::string("stray"));
+      *h.add_events() = stray;
+    }
+  }
+  ASSERT_EQ(h.events_size(), original.events_size() + 1);
+  auto replayed = fresh(worker::make_starter<&recorded::checkout>("checkout"));
+  auto r = replayed.apply(h);
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("for an activity the workflow code never scheduled"), std::string::npos)
@@ -254,94 +194,72 @@ TEST(WorkflowInstance, AnOutcomeForAnActivityTheCodeNeverScheduledIsNonDetermini
 }
 
 TEST(WorkflowInstance, AnyGivesTheFirstResultInHistoryOrder) {
-  Recorder rec(to_payloads(Order{"slow", 1}));
-  auto instance = fresh(worker::make_starter<&charge_or_give_up>("charge_or_give_up"));
-  auto first = instance.apply(rec.history());
-  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
-  ASSERT_EQ(first->commands.size(), 2u) << "both the activity and the timer, in one task";
-  rec.completed(first->commands);
-  rec.timer_fired();  // the timer wins
-  rec.task();
-  auto replayed = fresh(worker::make_starter<&charge_or_give_up>("charge_or_give_up"));
-  auto r = replayed.apply(rec.history());
-  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(from_payload<std::string>(r->commands.at(0).complete_workflow_execution().result().payloads(0), "r"),
+  // Recorded: the one-minute timer fired while the charge still ran.
+  const v1::History h = recorded::history("give_up");
+  ASSERT_EQ(recorded::recorded_commands(h, 1).size(), 2u) << "both the activity and the timer, in one task";
+  const v1::History last_task = through_task(h, 2);
+  bool timer_fired = false;
+  for (const auto& e : last_task.events()) {
+    timer_fired = timer_fired || e.has_timer_fired();
+    EXPECT_FALSE(e.has_activity_task_completed()) << "the charge finished before the timer";
+  }
+  ASSERT_TRUE(timer_fired);
+  expect_replays_as_recorded(h, "slow-1", "charge_or_give_up",
+                             worker::make_starter<&recorded::charge_or_give_up>("charge_or_give_up"));
+  EXPECT_EQ(result_of(fresh(worker::make_starter<&recorded::charge_or_give_up>("charge_or_give_up")).apply(last_task)),
             "gave up");
 }
 
 TEST(WorkflowInstance, AllRunsActivitiesSideBySideAndKeepsArgumentOrder) {
-  Recorder rec(to_payloads(Order{"o1", 1}));
-  auto instance = fresh(worker::make_starter<&both>("both"));
-  auto first = instance.apply(rec.history());
-  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
-  ASSERT_EQ(first->commands.size(), 2u) << "both scheduled before either is awaited to the end";
-  rec.completed(first->commands);
-  // The second finishes first; the tuple still follows argument order.
-  rec.activity_completed_at(6, to_payload(std::string("tracking-9")));
-  rec.activity_completed_at(5, to_payload(std::string("receipt-1")));
-  rec.task();
-  auto replayed = fresh(worker::make_starter<&both>("both"));
-  auto r = replayed.apply(rec.history());
-  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(from_payload<std::string>(r->commands.at(0).complete_workflow_execution().result().payloads(0), "r"),
-            "receipt-1+tracking-9");
+  const v1::History h = recorded::history("both");
+  ASSERT_EQ(recorded::recorded_commands(h, 1).size(), 2u) << "both scheduled before either is awaited to the end";
+  // Recorded: the second (ship, event 6) finished before the first (charge,
+  // event 5); the tuple still follows argument order.
+  std::vector<int64_t> completed;
+  for (const auto& e : h.events()) {
+    if (e.has_activity_task_completed()) completed.push_back(e.activity_task_completed().scheduled_event_id());
+  }
+  ASSERT_EQ(completed, (std::vector<int64_t>{6, 5}));
+  expect_replays_as_recorded(h, "both-1", "both", worker::make_starter<&recorded::both>("both"));
+  EXPECT_EQ(recorded_result(h), "receipt-1+tracking-9");
 }
 
 TEST(WorkflowInstance, RandomnessReplaysAndDiffersBetweenRuns) {
-  auto result_of = [](const std::string& run_id) {
-    Recorder rec(v1::Payloads(), run_id);
-    auto live = fresh(worker::make_starter<&dice>("dice"));
-    auto first = live.apply(rec.history());
-    rec.completed(first->commands);
-    rec.timer_fired();
-    rec.task();
-    auto replayed = fresh(worker::make_starter<&dice>("dice"));
-    auto r = replayed.apply(rec.history());
-    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-    return from_payload<std::string>(r->commands.at(0).complete_workflow_execution().result().payloads(0), "r");
-  };
-  const std::string a = result_of("run-a");
-  EXPECT_EQ(result_of("run-a"), a) << "the same run draws the same numbers on every replay";
-  EXPECT_NE(result_of("run-b"), a);
-  EXPECT_TRUE(std::regex_match(
-      a, std::regex("[0-9]+ [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12} [0-9]+")))
-      << a;
+  // Two runs of dice: replaying each reproduces its own recorded draws.
+  const v1::History a = recorded::history("dice_a");
+  const v1::History b = recorded::history("dice_b");
+  expect_replays_as_recorded(a, "dice-a", "dice", worker::make_starter<&recorded::dice>("dice"));
+  expect_replays_as_recorded(b, "dice-b", "dice", worker::make_starter<&recorded::dice>("dice"));
+  EXPECT_NE(recorded_result(a), recorded_result(b));
+  EXPECT_TRUE(
+      std::regex_match(recorded_result(a),
+                       std::regex("[0-9]+ [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12} [0-9]+")))
+      << recorded_result(a);
 }
 
 TEST(WorkflowInstance, InfoFollowsTheTaskAndReplayIsKnown) {
-  Recorder rec{v1::Payloads()};
-  auto live = fresh(worker::make_starter<&introspect>("introspect"));
-  live.set_execution("wf-9", "run-1");
-  auto first = live.apply(rec.history());
-  ASSERT_TRUE(first.is_ok());
-  rec.completed(first->commands);
-  rec.timer_fired();
-  rec.task();
-  auto replayed = fresh(worker::make_starter<&introspect>("introspect"));
-  replayed.set_execution("wf-9", "run-1");
-  auto r = replayed.apply(rec.history());
-  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(from_payload<std::string>(r->commands.at(0).complete_workflow_execution().result().payloads(0), "r"),
-            "3 replaying, then 8 wf-9");
+  const v1::History h = recorded::history("introspect");
+  EXPECT_EQ(recorded_result(h), "3 live, then 8 wf-9") << "as the engine's worker ran it";
+  auto replayed = fresh(worker::make_starter<&recorded::introspect>("introspect"));
+  replayed.set_execution("wf-9", h.events(0).workflow_execution_started().original_execution_run_id());
+  EXPECT_EQ(result_of(replayed.apply(through_task(h, 2))), "3 replaying, then 8 wf-9");
   EXPECT_EQ(replayed.info().workflow_type, "checkout") << "the type the instance was made for";
 }
 
 TEST(WorkflowInstance, LogLinesAreWrittenOnceNotOnReplay) {
-  Recorder rec{v1::Payloads()};
-  auto live = fresh(worker::make_starter<&chatty>("chatty"));
-  live.set_execution("wf-log", "run-1");
+  const v1::History h = recorded::history("chatty");
+  const std::string run_id = h.events(0).workflow_execution_started().original_execution_run_id();
+  auto live = fresh(worker::make_starter<&recorded::chatty>("chatty"));
+  live.set_execution("wf-log", run_id);
   worker::ApplyResult first = worker::Activation{};
-  const std::string live_output = stderr_of([&] { first = live.apply(rec.history()); });
+  const std::string live_output = stderr_of([&] { first = live.apply(through_task(h, 1)); });
   ASSERT_TRUE(first.is_ok());
-  EXPECT_EQ(live_output, "level=info workflow_id=wf-log run_id=run-1 msg=\"charging \\\"order 1\\\"\"\n");
+  EXPECT_EQ(live_output, "level=info workflow_id=wf-log run_id=" + run_id + " msg=\"charging \\\"order 1\\\"\"\n");
 
-  rec.completed(first->commands);
-  rec.timer_fired();
-  rec.task();
-  auto replayed = fresh(worker::make_starter<&chatty>("chatty"));
-  replayed.set_execution("wf-log", "run-1");
-  const std::string replay_output = stderr_of([&] { ASSERT_TRUE(replayed.apply(rec.history()).is_ok()); });
-  EXPECT_EQ(replay_output, "level=warn workflow_id=wf-log run_id=run-1 msg=\"done\"\n")
+  auto replayed = fresh(worker::make_starter<&recorded::chatty>("chatty"));
+  replayed.set_execution("wf-log", run_id);
+  const std::string replay_output = stderr_of([&] { ASSERT_TRUE(replayed.apply(through_task(h, 2)).is_ok()); });
+  EXPECT_EQ(replay_output, "level=warn workflow_id=wf-log run_id=" + run_id + " msg=\"done\"\n")
       << "the first line was not repeated";
 }
 
