@@ -119,6 +119,13 @@ class Recorder {
     *e.mutable_activity_task_completed()->mutable_result()->add_payloads() = std::move(result);
     builder_.append(e);
   }
+  // Fails the activity scheduled as event `scheduled`.
+  void activity_failed_at(int64_t scheduled, const std::string& message) {
+    v1::HistoryEvent e;
+    e.mutable_activity_task_failed()->set_scheduled_event_id(scheduled);
+    e.mutable_activity_task_failed()->mutable_failure()->set_message(message);
+    builder_.append(e);
+  }
   void timer_fired() { timer_fired(last_timer_); }
   void timer_fired(const std::string& timer_id) {
     v1::HistoryEvent e;
@@ -152,6 +159,22 @@ class Recorder {
     f->set_initiated_event_id(last_child_);
     f->mutable_failure()->set_message(message);
     f->mutable_failure()->set_type(type);
+    builder_.append(e);
+  }
+  void child_canceled() {
+    v1::HistoryEvent e;
+    e.mutable_child_workflow_execution_canceled()->set_initiated_event_id(last_child_);
+    builder_.append(e);
+  }
+  void child_terminated() {
+    v1::HistoryEvent e;
+    e.mutable_child_workflow_execution_terminated()->set_initiated_event_id(last_child_);
+    builder_.append(e);
+  }
+  void child_timed_out() {
+    v1::HistoryEvent e;
+    e.mutable_child_workflow_execution_timed_out()->set_initiated_event_id(last_child_);
+    e.mutable_child_workflow_execution_timed_out()->set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
     builder_.append(e);
   }
   void signaled(const std::string& name, v1::Payload value) {

@@ -70,8 +70,25 @@ TEST(StickyCache, BytesBoundAndEviction) {
   for (const char* run : {"a", "b", "c"}) by_bytes.acquire(run).release(instance());
   EXPECT_EQ(by_bytes.size(), 2u);
   EXPECT_LE(by_bytes.bytes(), one * 2);
-  by_bytes.evict("c");
+  EXPECT_EQ(by_bytes.acquire("a").take(), nullptr) << "the bytes bound evicts the least recently used";
+  {
+    auto touched = by_bytes.acquire("b");  // b is used again: c is now the least recent
+    auto b = touched.take();
+    ASSERT_NE(b, nullptr);
+    touched.release(std::move(b));
+  }
+  by_bytes.acquire("d").release(instance());
+  EXPECT_EQ(by_bytes.size(), 2u);
+  EXPECT_EQ(by_bytes.acquire("c").take(), nullptr);
+  {
+    auto kept = by_bytes.acquire("b");
+    auto b = kept.take();
+    EXPECT_NE(b, nullptr) << "the run used most recently stays";
+    kept.release(std::move(b));
+  }
+  by_bytes.evict("d");
   EXPECT_EQ(by_bytes.size(), 1u);
+  EXPECT_EQ(by_bytes.bytes(), one);
   worker::StickyCache off(0, 1 << 20);
   off.acquire("a").release(instance());
   EXPECT_EQ(off.size(), 0u) << "a cache of size 0 keeps nothing";

@@ -95,6 +95,51 @@ TEST(Waiting, AnyGivesTheFutureHistoryResolvedFirstWhenSeveralAreReady) {
   EXPECT_EQ(replayed_result<&race_two_timers>("race", rec), "fast");
 }
 
+// --- all()'s failure ---
+
+std::string ship(ActivityContext&, std::string order) { return order; }
+inline constexpr Activity<&ship> ship_parcel{"ship"};
+
+Workflow<std::string> charge_and_ship(WorkflowContext& ctx) {
+  auto charged = ctx.execute(charge_card, kOptions, std::string("o"));
+  auto shipped = ctx.execute(ship_parcel, kOptions, std::string("o"));
+  try {
+    auto [receipt, tracking] = co_await all(charged, shipped);
+    co_return receipt + "+" + tracking;
+  } catch (const ActivityError& e) {
+    co_return std::string("threw: ") + e.what();
+  }
+}
+
+// all() awaits its futures in argument order: a later argument's failure
+// waits for the earlier ones, and when several failed, the earliest
+// argument's failure is thrown, whatever order history recorded them in.
+TEST(Waiting, AllThrowsTheFailureOfTheFirstArgumentThatFailed) {
+  Recorder later(to_payloads());
+  auto live = fresh<&charge_and_ship>("all");
+  const auto first = next_task(*live, later);
+  ASSERT_EQ(first.size(), 2u) << "both scheduled (events 5 and 6)";
+  later.completed(first);
+  later.activity_failed_at(6, "no such address");  // the ship fails while the charge runs
+  later.task();
+  const auto second = next_task(*live, later);
+  EXPECT_TRUE(second.empty()) << "all() still waits for the charge";
+  later.completed(second);
+  later.activity_completed_at(5, to_payload(std::string("receipt")));
+  later.task();
+  EXPECT_EQ(result_of(next_task(*live, later)), "threw: activity 'ship' failed: no such address");
+  EXPECT_EQ(replayed_result<&charge_and_ship>("all", later), "threw: activity 'ship' failed: no such address");
+
+  Recorder both(to_payloads());
+  auto live2 = fresh<&charge_and_ship>("all");
+  both.completed(next_task(*live2, both));
+  both.activity_failed_at(6, "no such address");  // history has the ship's failure first
+  both.activity_failed_at(5, "card declined");
+  both.task();
+  EXPECT_EQ(result_of(next_task(*live2, both)), "threw: activity 'charge' failed: card declined");
+  EXPECT_EQ(replayed_result<&charge_and_ship>("all", both), "threw: activity 'charge' failed: card declined");
+}
+
 // --- signal waits that lose ---
 
 // Races a wait against a timer; a lost wait is simply dropped, not canceled.

@@ -354,6 +354,37 @@ TEST(ChildWorkflows, AChildIsStartedWithAStableIdAndItsResultComesBack) {
   EXPECT_EQ(failure.message(), "child workflow 'sums/square-2@01234567' failed: square of 2 is not allowed");
 }
 
+// A child that is canceled, terminated or times out throws ChildWorkflowError
+// into its parent, as a failed one does: uncaught, it closes the parent as
+// failed (an outcome, not a bug that fails the task), saying how the child ended.
+TEST(ChildWorkflows, AChildCanceledTerminatedOrTimedOutThrowsChildWorkflowError) {
+  const std::vector<std::pair<void (Recorder::*)(), std::string>> outcomes{
+      {&Recorder::child_canceled, "was canceled"},
+      {&Recorder::child_terminated, "was terminated"},
+      {&Recorder::child_timed_out, "timed out"},
+  };
+  for (const auto& [close, said] : outcomes) {
+    SCOPED_TRACE(said);
+    Recorder rec(to_payloads(int64_t{1}));
+    auto live = fresh<&sum_of_squares>("sum");
+    live.set_execution("sums", "0123456789abcdef");
+    auto first = live.apply(rec.history());
+    ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+    rec.completed(first->commands);
+    rec.child_started();
+    (rec.*close)();
+    rec.task();
+    auto replayed = fresh<&sum_of_squares>("sum");
+    replayed.set_execution("sums", "0123456789abcdef");
+    auto r = replayed.apply(rec.history());
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    ASSERT_EQ(r->commands.size(), 1u);
+    ASSERT_TRUE(r->commands[0].has_fail_workflow_execution()) << r->commands[0].DebugString();
+    const auto& failure = r->commands[0].fail_workflow_execution().failure();
+    EXPECT_EQ(failure.kind(), v1::FAILURE_KIND_CHILD_WORKFLOW);
+    EXPECT_EQ(failure.message(), "child workflow 'sums/square-1@01234567' " + said);
+  }
+}
 TEST(ExternalRequests, ASignalAndACancelRequestResolveFromTheirOutcomesAndReplay) {
   Recorder rec(to_payloads());
   auto live = fresh<&coordinator>("coordinator");

@@ -223,8 +223,10 @@ auto await_value(F future) -> Task<std::conditional_t<std::is_void_v<decltype(fu
 
 }  // namespace detail
 
-// Every future's value, in argument order (std::monostate for a timer);
-// the first failure is thrown. Start the work in separate statements, not
+// Every future's value, in argument order (std::monostate for a timer).
+// The futures are awaited in argument order, so the failure thrown is that
+// of the first argument that failed, once every argument before it has
+// resolved (a later argument's failure waits for the earlier ones). Start the work in separate statements, not
 // inside the call: C++ leaves the order of a call's arguments to the
 // compiler, and the order commands are issued must be the same on replay.
 template <typename... Futures>
