@@ -139,6 +139,35 @@ TEST(Server, EveryWorkflowCompletesAfterKillNineAndRestart) {
   }
 }
 
+// A worker took an activity, then the server was killed; its start-to-close
+// timeout came due while the server was down. The restarted server fires it
+// from the timer row (the worker is gone too: nobody will ever answer).
+TEST(Server, AnActivityTimeoutThatCameDueWhileKilledFiresAfterRestart) {
+  TempDir dir;
+  const std::string db = dir.file("timeouts.db");
+  {
+    Server server(db);
+    v1::StartWorkflowResponse started;
+    ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request("held"), &started).ok());
+    v1::Command activity = schedule("1");
+    activity.mutable_schedule_activity_task()->mutable_start_to_close_timeout()->set_seconds(2);
+    activity.mutable_schedule_activity_task()->mutable_retry_policy()->set_maximum_attempts(1);
+    ASSERT_TRUE(complete(server.stub(), next_workflow_task(server.stub()).task_token(), {activity}).ok());
+    ASSERT_FALSE(next_activity_task(server.stub()).task_token().empty());  // taken, never answered
+    server.kill9();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the timeout passes while nothing runs
+  Server restarted(db);
+  const auto task = next_workflow_task(restarted.stub());
+  ASSERT_FALSE(task.task_token().empty()) << "the timeout never reached the workflow";
+  const v1::HistoryEvent* timed_out = nullptr;
+  for (const auto& e : task.history().events()) {
+    if (e.has_activity_task_timed_out()) timed_out = &e;
+  }
+  ASSERT_NE(timed_out, nullptr) << task.history().DebugString();
+  EXPECT_EQ(timed_out->activity_task_timed_out().failure().timeout_type(), v1::TIMEOUT_TYPE_START_TO_CLOSE);
+}
+
 TEST(Server, ShutsDownCleanlyWithAPollParked) {
   TempDir dir;
   // Polls wait a minute here, far longer than the shutdown may take: the poll
