@@ -83,8 +83,15 @@ class TestEnvironment::TrackingConnection final : public Connection {
     if (!task.task_token().empty()) ++outstanding_;
     return task;
   }
-  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
-    answered([&] { inner_->complete_workflow_task(r); });
+  v1::CompleteWorkflowTaskResponse complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+    v1::CompleteWorkflowTaskResponse out;
+    answered([&] {
+      out = inner_->complete_workflow_task(r);
+      // Activities started for the worker are handed out as a poll's are,
+      // counted before the task that started them is counted done.
+      outstanding_ += out.activity_tasks_size();
+    });
+    return out;
   }
   void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override {
     answered([&] { inner_->fail_workflow_task(r); });

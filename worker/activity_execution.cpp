@@ -13,6 +13,16 @@
 
 namespace reprise {
 
+std::function<void()> Worker::activity_job(std::shared_ptr<const v1::PollActivityTaskResponse> task) {
+  return [this, task = std::move(task)] {
+    try {
+      run_activity(*task);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "reprise worker: %s\n", e.what());  // the attempt times out and is retried
+    }
+  };
+}
+
 void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
   const std::string& type = task.activity_type().name();
   v1::FailActivityRequest failed;

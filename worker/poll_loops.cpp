@@ -81,13 +81,7 @@ void Worker::activity_poll_loop() {
       continue;
     }
     if (task->task_token().empty()) continue;
-    activity_pool_->post([this, task] {
-      try {
-        run_activity(*task);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "reprise worker: %s\n", e.what());  // the attempt times out and is retried
-      }
-    });
+    activity_pool_->post(activity_job(std::move(task)));
   }
 }
 

@@ -39,6 +39,28 @@ class TaskPool {
     }
     cv_.notify_all();
   }
+  // Holds a free thread for a task posted later with post_reserved(), or
+  // given back with release_reserved(); false if none is free or closing.
+  bool try_reserve() {
+    std::lock_guard lock(mu_);
+    if (closing_ || busy_ >= threads_count_) return false;
+    ++busy_;
+    return true;
+  }
+  void post_reserved(std::function<void()> task) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+  }
+  void release_reserved() {
+    {
+      std::lock_guard lock(mu_);
+      --busy_;
+    }
+    cv_.notify_all();
+  }
   // Wakes waiting pollers to stop; posted tasks still run.
   void close() {
     {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "history/status.hpp"
+#include "worker/eager_slots.hpp"
 #include "worker/sticky_cache.hpp"
 #include "worker/task_pool.hpp"
 #include "worker/workflow_task_runner.hpp"
@@ -45,9 +46,12 @@ Worker::Worker(std::shared_ptr<Connection> connection, WorkerOptions options)
   sticky_queue_ = options_.task_queue + "/" + options_.identity;
   cache_ = std::make_unique<worker::StickyCache>(options_.cache_size, options_.cache_bytes);
   blobs_ = std::make_unique<detail::Blobs>(*connection_, detail::BlobOptions{.cache_bytes = options_.blob_cache_bytes});
+  if (options_.eager_activities) eager_slots_ = std::make_unique<EagerSlots>(*this);
   workflow_tasks_ = std::make_unique<worker::WorkflowTaskRunner>(
       *connection_, workflows_, *cache_, *blobs_,
       worker::WorkflowTaskOptions{.identity = options_.identity,
+                                  .task_queue = options_.task_queue,
+                                  .eager_activities = eager_slots_.get(),
                                   .sticky_queue = options_.cache_size > 0 ? sticky_queue_ : std::string(),
                                   .panic_policy = options_.panic_policy,
                                   .history_page_events = options_.history_page_events});
@@ -70,16 +74,17 @@ void Worker::add_activity(const std::string& name, ActivityRunner runner) {
 void Worker::start() {
   stopping_ = false;
   activities_canceled_ = false;
+  // The activity pool first: workflow tasks hold its threads for eager activities.
+  if (!activities_.empty()) {
+    activity_pool_ = std::make_unique<worker::TaskPool>(options_.activity_threads);
+    for (int i = 0; i < options_.activity_pollers; ++i) pollers_.emplace_back([this] { activity_poll_loop(); });
+  }
   if (!workflows_.empty()) {
     workflow_pool_ = std::make_unique<worker::TaskPool>(options_.workflow_threads);
     for (int i = 0; i < options_.workflow_pollers; ++i) {
       pollers_.emplace_back([this] { workflow_poll_loop(options_.task_queue); });
     }
     if (options_.cache_size > 0) pollers_.emplace_back([this] { workflow_poll_loop(sticky_queue_); });
-  }
-  if (!activities_.empty()) {
-    activity_pool_ = std::make_unique<worker::TaskPool>(options_.activity_threads);
-    for (int i = 0; i < options_.activity_pollers; ++i) pollers_.emplace_back([this] { activity_poll_loop(); });
   }
 }
 

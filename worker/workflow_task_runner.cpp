@@ -98,8 +98,18 @@ std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(cons
   v1::CompleteWorkflowTaskRequest done;
   done.set_task_token(task.task_token());
   done.set_identity(options_.identity);
+  // Threads held for eager activities; the ones the server starts no task
+  // for (or all, when the answer fails) are given back on the way out.
+  struct HeldThreads {
+    EagerActivities* eager;
+    int count = 0;
+    ~HeldThreads() {
+      for (; count > 0; --count) eager->release();
+    }
+  } held{options_.eager_activities};
   for (auto& c : activation->commands) {
     blobs_.offload(c);
+    if (ask_eager(c)) ++held.count;
     *done.add_commands() = std::move(c);
   }
   const bool keep = !options_.sticky_queue.empty() && !instance->finished();
@@ -108,7 +118,14 @@ std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(cons
   // another thread as soon as the server has the answer.
   lease.release(keep ? std::move(instance) : nullptr);
   try {
-    connection_.complete_workflow_task(done);
+    v1::CompleteWorkflowTaskResponse answer = connection_.complete_workflow_task(done);
+    for (v1::PollActivityTaskResponse& activity : *answer.mutable_activity_tasks()) {
+      // Started for this worker: run it even past the threads held (a
+      // server bug), since the attempt would otherwise sit until it times out.
+      if (options_.eager_activities == nullptr) break;
+      if (held.count > 0) --held.count;
+      options_.eager_activities->run(std::move(activity));
+    }
   } catch (const RpcError& e) {
     // Not recorded: the kept instance is ahead of history and must not serve the retry.
     cache_.evict(run_id);
@@ -124,6 +141,18 @@ std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(cons
     throw;
   }
   return std::nullopt;
+}
+
+bool WorkflowTaskRunner::ask_eager(v1::Command& command) {
+  if (options_.eager_activities == nullptr || command.command_type() != v1::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK) {
+    return false;
+  }
+  v1::ScheduleActivityTaskCommandAttributes& a = *command.mutable_schedule_activity_task();
+  // An empty queue is the workflow's, which this worker polls.
+  if (!a.task_queue().name().empty() && a.task_queue().name() != options_.task_queue) return false;
+  if (!options_.eager_activities->reserve(a.activity_type().name())) return false;
+  a.set_request_eager_execution(true);
+  return true;
 }
 
 void WorkflowTaskRunner::answer_query(const v1::PollWorkflowTaskResponse& task) {

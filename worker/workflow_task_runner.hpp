@@ -28,8 +28,29 @@ namespace reprise::worker {
 // The workflow types a worker runs, by name.
 using WorkflowRegistry = std::map<std::string, std::shared_ptr<const WorkflowStarter>>;
 
+// Eager activity execution: a task that schedules an activity this worker
+// runs asks the server to start it in the completion and runs it without a
+// poll. The worker holds a free activity thread for each one it asks for.
+// Thread safety: called from any thread running tasks.
+class EagerActivities {
+ public:
+  virtual ~EagerActivities() = default;
+  // Holds a free activity thread for an activity of `type`; false when this
+  // worker does not run the type or no thread is free.
+  virtual bool reserve(const std::string& type) = 0;
+  // Runs a task the server started for this worker, on a held thread.
+  virtual void run(v1::PollActivityTaskResponse task) = 0;
+  // Gives back a held thread the server started no task for.
+  virtual void release() = 0;
+};
+
 struct WorkflowTaskOptions {
   std::string identity{};
+  // The queue this worker polls for activities: only an activity there can
+  // run eagerly.
+  std::string task_queue{};
+  // Null: every activity goes through its queue.
+  EagerActivities* eager_activities = nullptr;
   // Where the run's next task is to go while this worker keeps its instance
   // ("": the worker keeps none, caching is off).
   std::string sticky_queue{};
@@ -64,6 +85,9 @@ class WorkflowTaskRunner {
   std::optional<TaskFailure> complete(const v1::PollWorkflowTaskResponse& task);
   void answer_query(const v1::PollWorkflowTaskResponse& task);
   StickyCache::Lease acquire(const std::string& run_id);
+  // Asks for eager execution of `command` if it schedules an activity this
+  // worker can run now; true when a thread is held for it.
+  bool ask_eager(v1::Command& command);
   void log(const std::string& line) const;
 
   Connection& connection_;

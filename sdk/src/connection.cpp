@@ -58,8 +58,8 @@ class RemoteConnection final : public Connection {
   v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
     return poll("PollWorkflowTask", &Stub::PollWorkflowTask, r);
   }
-  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
-    call("CompleteWorkflowTask", &Stub::CompleteWorkflowTask, r, std::chrono::seconds(30));
+  v1::CompleteWorkflowTaskResponse complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+    return call("CompleteWorkflowTask", &Stub::CompleteWorkflowTask, r, std::chrono::seconds(30));
   }
   void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override {
     call("FailWorkflowTask", &Stub::FailWorkflowTask, r, std::chrono::seconds(30));

@@ -63,8 +63,8 @@ class EmbeddedConnection final : public Connection {
     return wait<v1::PollWorkflowTaskResponse>(
         "PollWorkflowTask", [&](auto reply) { engine_->poll_workflow_task(r, std::move(reply), poll.ticket); });
   }
-  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
-    call("CompleteWorkflowTask", &engine::Engine::complete_workflow_task, r);
+  v1::CompleteWorkflowTaskResponse complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+    return call("CompleteWorkflowTask", &engine::Engine::complete_workflow_task, r);
   }
   void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override {
     call("FailWorkflowTask", &engine::Engine::fail_workflow_task, r);

@@ -40,7 +40,9 @@ class ForwardingConnection : public Connection {
   v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
     return inner_->poll_workflow_task(r);
   }
-  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override { inner_->complete_workflow_task(r); }
+  v1::CompleteWorkflowTaskResponse complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+    return inner_->complete_workflow_task(r);
+  }
   void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override { inner_->fail_workflow_task(r); }
   v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override {
     return inner_->poll_activity_task(r);

@@ -43,10 +43,11 @@ class SlowAnswers final : public ForwardingConnection {
   int failed_tasks() const { return failed_tasks_.load(); }
   std::function<void(const v1::CompleteWorkflowTaskRequest&)> before_answer;
 
-  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+  v1::CompleteWorkflowTaskResponse complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
     if (before_answer) before_answer(r);
-    inner_->complete_workflow_task(r);
+    v1::CompleteWorkflowTaskResponse out = inner_->complete_workflow_task(r);
     std::this_thread::sleep_for(delay_);
+    return out;
   }
   v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override {
     ++history_fetches_;

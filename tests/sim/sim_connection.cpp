@@ -91,8 +91,8 @@ v1::PollWorkflowTaskResponse SimConnection::poll_workflow_task(const v1::PollWor
       kPollTimeout);
 }
 
-void SimConnection::complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) {
-  call<v1::CompleteWorkflowTaskResponse>(
+v1::CompleteWorkflowTaskResponse SimConnection::complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) {
+  return call<v1::CompleteWorkflowTaskResponse>(
       "CompleteWorkflowTask",
       [r](Engine& e, Reply<v1::CompleteWorkflowTaskResponse> reply) { e.complete_workflow_task(r, reply); },
       kCallTimeout);

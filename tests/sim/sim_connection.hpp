@@ -29,7 +29,7 @@ class SimConnection final : public Connection {
   v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) override;
   v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override;
   v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override;
-  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override;
+  v1::CompleteWorkflowTaskResponse complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override;
   void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override;
   v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) override;
   bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override;

@@ -49,7 +49,10 @@ class ScriptedConnection final : public Connection {
     tasks_.pop_front();
     return task;
   }
-  void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override { answer({r, std::nullopt}); }
+  v1::CompleteWorkflowTaskResponse complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+    answer({r, std::nullopt});
+    return {};
+  }
   void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override { answer({std::nullopt, r}); }
   v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds) override {
     if (!history) throw RpcError(static_cast<int>(StatusCode::kUnimplemented), "GetHistory: not scripted");

@@ -68,7 +68,9 @@ class Connection {
   virtual v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) = 0;
   virtual v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) = 0;
   virtual v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) = 0;
-  virtual void complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) = 0;
+  // The answer carries the activities the server started for this worker
+  // (eager execution), if the commands asked for any.
+  virtual v1::CompleteWorkflowTaskResponse complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) = 0;
   virtual void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) = 0;
   virtual v1::PollActivityTaskResponse poll_activity_task(const v1::PollActivityTaskRequest& r) = 0;
   virtual bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) = 0;  // cancel requested?

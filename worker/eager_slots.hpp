@@ -1,0 +1,38 @@
+// Worker::EagerSlots: the Worker's side of eager activity execution. A
+// workflow task holds a free thread of the activity pool for each activity
+// it asks the server to start for this worker, and the activity the server
+// started runs on it with no poll.
+//
+// Thread safety: called from workflow task threads; the activity pool
+// exists from before the first workflow task until after the last.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "reprise/worker.hpp"
+#include "worker/task_pool.hpp"
+#include "worker/workflow_task_runner.hpp"
+
+namespace reprise {
+
+class Worker::EagerSlots final : public worker::EagerActivities {
+ public:
+  explicit EagerSlots(Worker& worker) : worker_(worker) {}
+
+  bool reserve(const std::string& type) override {
+    return worker_.activity_pool_ != nullptr && worker_.activities_.count(type) > 0 &&
+           worker_.activity_pool_->try_reserve();
+  }
+  void run(v1::PollActivityTaskResponse task) override {
+    worker_.activity_pool_->post_reserved(
+        worker_.activity_job(std::make_shared<const v1::PollActivityTaskResponse>(std::move(task))));
+  }
+  void release() override { worker_.activity_pool_->release_reserved(); }
+
+ private:
+  Worker& worker_;
+};
+
+}  // namespace reprise
