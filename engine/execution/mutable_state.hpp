@@ -121,7 +121,7 @@ class MutableState {
   // the task quietly; a new task brings the events).
   struct CompletionAnswer {
     Status status;
-    std::vector<v1::PollActivityTaskResponse> activity_tasks;
+    std::vector<v1::PollActivityTaskResponse> activity_tasks{};
   };
   Result<CompletionAnswer> complete_workflow_task(const internal::TaskToken& token,
                                                   const v1::CompleteWorkflowTaskRequest& request);
