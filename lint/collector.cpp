@@ -6,10 +6,13 @@
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendAction.h>
+#include <clang/Index/USRGeneration.h>
+#include <llvm/ADT/SmallString.h>
 
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "lint/decl_names.hpp"
 #include "lint/paths.hpp"
@@ -75,12 +78,75 @@ bool is_mutable_reference(QualType type) {
   return type->isReferenceType() && !type.getNonReferenceType().isConstQualified();
 }
 
+// An expression C++ evaluates where it is used, not where it is written: a
+// default member initializer, a default argument. The linter keeps it as a
+// function of its own, called from each place that uses it.
+struct ImplicitExpression {
+  std::string key;
+  std::string name;
+  SourceLocation written;
+  const Expr* expr = nullptr;
+};
+
 // Records the facts of one function's own body. Nested lambdas are functions
 // of their own: the body gets a call to them, not their contents.
 class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
  public:
-  BodyVisitor(ASTContext& ast, CommentIndex& comments, FunctionFacts& facts)
-      : ast_(ast), sm_(ast.getSourceManager()), comments_(comments), facts_(facts) {}
+  BodyVisitor(ASTContext& ast, CommentIndex& comments, FunctionFacts& facts, std::vector<ImplicitExpression>& used)
+      : ast_(ast), sm_(ast.getSourceManager()), comments_(comments), facts_(facts), used_(used) {}
+
+  // A function's own code: what its constructor initializers run (written
+  // or implicit: members' and bases' constructors, default member
+  // initializers), its body, and what its destructor runs after the body
+  // (members' and bases' destructors). Default arguments are not its code:
+  // they run at each call that uses them.
+  void traverse_function(FunctionDecl* fn) {
+    if (auto* ctor = dyn_cast<CXXConstructorDecl>(fn)) {
+      for (CXXCtorInitializer* init : ctor->inits()) {
+        if (init->getInit() == nullptr) continue;
+        member_init_ = init->getInit()->IgnoreImplicit();
+        TraverseStmt(init->getInit());
+      }
+      member_init_ = nullptr;
+    }
+    if (fn->hasBody()) TraverseStmt(fn->getBody());
+    if (auto* dtor = dyn_cast<CXXDestructorDecl>(fn)) add_member_destructor_calls(dtor->getParent(), fn->getLocation());
+  }
+
+  // The semantic form has what the syntactic one leaves out: the default
+  // member initializers and constructors of members an aggregate
+  // initialization does not name.
+  bool TraverseInitListExpr(InitListExpr* list, DataRecursionQueue* = nullptr) {
+    InitListExpr* semantic = list->isSemanticForm() ? list : list->getSemanticForm();
+    if (semantic == nullptr) semantic = list;
+    if (const auto* record = semantic->getType()->getAsCXXRecordDecl(); record && semantic != member_init_) {
+      add_destructor_call(record, list->getBeginLoc());
+    }
+    for (Stmt* child : semantic->children()) TraverseStmt(child);
+    return true;
+  }
+
+  bool VisitCXXDefaultInitExpr(CXXDefaultInitExpr* init) {
+    const FieldDecl* field = init->getField();
+    if (init->getExpr() == nullptr) return true;
+    llvm::SmallString<128> usr;
+    if (index::generateUSRForDecl(field, usr)) return true;
+    use_implicit({"init:" + usr.str().str(), "the default initializer of " + qualified_name(field),
+                  field->getInClassInitializer()->getBeginLoc(), init->getExpr()},
+                 init->getBeginLoc());
+    return true;
+  }
+
+  bool VisitCXXDefaultArgExpr(CXXDefaultArgExpr* arg) {
+    const ParmVarDecl* param = arg->getParam();
+    const auto* fn = dyn_cast<FunctionDecl>(param->getDeclContext());
+    if (fn == nullptr || arg->getExpr() == nullptr || in_system_header(fn, sm_) || in_sdk(fn)) return true;
+    use_implicit({function_key(fn, sm_) + "#default-arg" + std::to_string(param->getFunctionScopeIndex()),
+                  "the default argument '" + param->getNameAsString() + "' of " + qualified_name(fn),
+                  param->getDefaultArgRange().getBegin(), arg->getExpr()},
+                 arg->getUsedLocation());
+    return true;
+  }
 
   bool TraverseLambdaExpr(LambdaExpr* lambda) {
     for (const auto& init : lambda->capture_inits()) {
@@ -112,7 +178,8 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     mark_written_arguments(ctor, construct->arguments(), false);
     check_activity_handle(construct);
     on_callee(ctor, construct->getBeginLoc(), /*is_call=*/true);
-    add_destructor_call(ctor->getParent(), construct->getBeginLoc());
+    // A member or base built by a constructor is destroyed by the destructor.
+    if (construct != member_init_) add_destructor_call(ctor->getParent(), construct->getBeginLoc());
     return true;
   }
 
@@ -212,6 +279,23 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     if (!record->hasDefinition() || record->hasTrivialDestructor()) return;
     const CXXDestructorDecl* dtor = record->getDestructor();
     if (dtor != nullptr && !in_system_header(dtor, sm_) && !in_sdk(dtor)) add_call(dtor, loc);
+  }
+
+  // A destructor, after its body, destroys the members and bases.
+  void add_member_destructor_calls(const CXXRecordDecl* record, SourceLocation loc) {
+    for (const FieldDecl* field : record->fields()) {
+      if (const auto* member = ast_.getBaseElementType(field->getType())->getAsCXXRecordDecl()) {
+        add_destructor_call(member, loc);
+      }
+    }
+    for (const CXXBaseSpecifier& base : record->bases()) {
+      if (const auto* base_record = base.getType()->getAsCXXRecordDecl()) add_destructor_call(base_record, loc);
+    }
+  }
+
+  void use_implicit(ImplicitExpression expression, SourceLocation use) {
+    facts_.calls.push_back(Call{expression.key, expression.name, location_of(use, sm_), comments_.at(use), true});
+    used_.push_back(std::move(expression));
   }
 
   void add_call(const FunctionDecl* callee, SourceLocation loc, bool followed = true) {
@@ -314,6 +398,8 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
   const SourceManager& sm_;
   CommentIndex& comments_;
   FunctionFacts& facts_;
+  std::vector<ImplicitExpression>& used_;
+  const Expr* member_init_ = nullptr;  // the constructor initializer being traversed
   std::set<const DeclRefExpr*> written_;
   std::set<const DeclRefExpr*> called_refs_;
 };
@@ -336,6 +422,18 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
   bool VisitFunctionDecl(FunctionDecl* fn) {
     if (fn->doesThisDeclarationHaveABody() && !fn->isDependentContext() && !fn->isImplicit() && !in_sdk(fn)) {
       collect(fn, fn->getBeginLoc());
+    }
+    return true;
+  }
+
+  // Special members the compiler wrote (a constructor that builds the
+  // members, a destructor that destroys them) are defined where they are
+  // used; they are followed like written ones.
+  bool VisitCXXRecordDecl(CXXRecordDecl* record) {
+    if (!record->hasDefinition() || record->isDependentContext() || in_sdk(record)) return true;
+    for (Decl* member : record->decls()) {
+      auto* fn = dyn_cast<FunctionDecl>(member);
+      if (fn != nullptr && fn->isImplicit() && fn->doesThisDeclarationHaveABody()) collect(fn, fn->getBeginLoc());
     }
     return true;
   }
@@ -372,9 +470,27 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
         facts.suppressed.insert(above.begin(), above.end());
       }
     }
-    BodyVisitor body(ast_, comments_, facts);
-    body.TraverseDecl(fn);
+    std::vector<ImplicitExpression> used;
+    BodyVisitor body(ast_, comments_, facts, used);
+    body.traverse_function(fn);
     out_.functions.push_back(std::move(facts));
+    collect_implicit(std::move(used));
+  }
+
+  void collect_implicit(std::vector<ImplicitExpression> pending) {
+    while (!pending.empty()) {
+      ImplicitExpression expression = std::move(pending.back());
+      pending.pop_back();
+      if (!seen_.insert(expression.key).second) continue;
+      FunctionFacts facts;
+      facts.key = expression.key;
+      facts.name = expression.name;
+      facts.where = location_of(expression.written, sm_);
+      facts.suppressed = comments_.at(expression.written);
+      BodyVisitor body(ast_, comments_, facts, pending);
+      body.TraverseStmt(const_cast<Expr*>(expression.expr));
+      out_.functions.push_back(std::move(facts));
+    }
   }
 
   ASTContext& ast_;

@@ -31,3 +31,16 @@ reprise::Workflow<long> uses_ctx_now(reprise::WorkflowContext& ctx) {
 
 // Negative: an activity may read the clock; it is not workflow code.
 std::string stamp(reprise::ActivityContext&) { return std::to_string(std::time(nullptr)); }
+
+// A clock in a default argument runs at the call that uses the default, and
+// is reported there; a call that passes the argument is clean.
+long deadline(long now = std::time(nullptr)) { return now + 60; }
+
+reprise::Workflow<long> uses_default_argument(reprise::WorkflowContext& ctx) {
+  long passed = deadline(ctx.now().time_since_epoch().count());
+  co_return passed + deadline();  // expect: reprise-clock
+}
+
+reprise::Workflow<long> passes_the_argument(reprise::WorkflowContext& ctx) {
+  co_return deadline(ctx.now().time_since_epoch().count());
+}
