@@ -41,21 +41,30 @@ class RootSearch {
         if (!hazard.callee.empty() && config_.allowed(hazard.callee)) continue;
         report(*fn, hazard.what, hazard.where);
       }
-      for (const auto& call : fn->calls) {
-        if (silences(call.suppressed, rule_id_) || config_.allowed(call.callee_name)) continue;
-        if (auto denied = config_.denied_rule(call.callee_name)) {
-          if (*denied == rule_id_) report(*fn, "calls " + call.callee_name, call.where);
-          continue;
+      // The user's own calls first: of two chains as short, the one
+      // without a library in the middle reads better.
+      for (bool through_library : {false, true}) {
+        for (const auto& call : fn->calls) {
+          if (call.through.empty() == through_library) continue;
+          follow(*fn, call, queue);
         }
-        if (!call.followed) continue;
-        auto target = program_.functions.find(call.callee_key);
-        if (target == program_.functions.end() || excluded_.count(&target->second) != 0) continue;
-        if (arrivals_.emplace(&target->second, Arrival{fn, &call}).second) queue.push_back(&target->second);
       }
     }
   }
 
  private:
+  void follow(const FunctionFacts& fn, const Call& call, std::deque<const FunctionFacts*>& queue) {
+    if (silences(call.suppressed, rule_id_) || config_.allowed(call.callee_name)) return;
+    if (auto denied = config_.denied_rule(call.callee_name)) {
+      if (*denied == rule_id_) report(fn, "calls " + call.callee_name, call.where);
+      return;
+    }
+    if (!call.followed) return;
+    auto target = program_.functions.find(call.callee_key);
+    if (target == program_.functions.end() || excluded_.count(&target->second) != 0) return;
+    if (arrivals_.emplace(&target->second, Arrival{&fn, &call}).second) queue.push_back(&target->second);
+  }
+
   void report(const FunctionFacts& fn, const std::string& does, const Location& where) {
     Finding finding;
     finding.rule = &rule(rule_id_);
@@ -63,7 +72,9 @@ class RootSearch {
     finding.chain.push_back({fn.name, does, where});
     for (const FunctionFacts* at = &fn; at != &root_;) {
       const Arrival& arrival = arrivals_.at(at);
-      finding.chain.push_back({arrival.from->name, "calls " + arrival.call->callee_name, arrival.call->where});
+      const Call& call = *arrival.call;
+      std::string does = "calls " + call.callee_name + (call.through.empty() ? "" : " through " + call.through);
+      finding.chain.push_back({arrival.from->name, does, call.where});
       at = arrival.from;
     }
     std::reverse(finding.chain.begin(), finding.chain.end());

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lint/decl_names.hpp"
+#include "lint/library_reach.hpp"
 #include "lint/paths.hpp"
 #include "lint/rules.hpp"
 #include "lint/suppressions.hpp"
@@ -92,8 +93,9 @@ struct ImplicitExpression {
 // of their own: the body gets a call to them, not their contents.
 class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
  public:
-  BodyVisitor(ASTContext& ast, CommentIndex& comments, FunctionFacts& facts, std::vector<ImplicitExpression>& used)
-      : ast_(ast), sm_(ast.getSourceManager()), comments_(comments), facts_(facts), used_(used) {}
+  BodyVisitor(ASTContext& ast, CommentIndex& comments, LibraryReach& library, FunctionFacts& facts,
+              std::vector<ImplicitExpression>& used)
+      : ast_(ast), sm_(ast.getSourceManager()), comments_(comments), library_(library), facts_(facts), used_(used) {}
 
   // A function's own code: what its constructor initializers run (written
   // or implicit: members' and bases' constructors, default member
@@ -271,6 +273,16 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
       return;
     }
     add_call(callee, loc, /*followed=*/!system && !in_sdk(callee));
+    if (system) add_library_calls(callee, loc);
+  }
+
+  // The user's functions a library instantiation calls (a visitor, a
+  // functor, an operator< a sort compares with) are called from here.
+  void add_library_calls(const FunctionDecl* library_fn, SourceLocation loc) {
+    for (const FunctionDecl* user : library_.user_functions(library_fn)) {
+      if (is_activity_function(user)) continue;
+      add_call(user, loc, /*followed=*/true, qualified_name(library_fn));
+    }
   }
 
   // What is constructed is destroyed: follow a user-written destructor (the
@@ -278,7 +290,12 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
   void add_destructor_call(const CXXRecordDecl* record, SourceLocation loc) {
     if (!record->hasDefinition() || record->hasTrivialDestructor()) return;
     const CXXDestructorDecl* dtor = record->getDestructor();
-    if (dtor != nullptr && !in_system_header(dtor, sm_) && !in_sdk(dtor)) add_call(dtor, loc);
+    if (dtor == nullptr || in_sdk(dtor)) return;
+    if (in_system_header(dtor, sm_)) {
+      add_library_calls(dtor, loc);  // a container's destructor destroys the user's elements
+    } else {
+      add_call(dtor, loc);
+    }
   }
 
   // A destructor, after its body, destroys the members and bases.
@@ -294,13 +311,13 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
   }
 
   void use_implicit(ImplicitExpression expression, SourceLocation use) {
-    facts_.calls.push_back(Call{expression.key, expression.name, location_of(use, sm_), comments_.at(use), true});
+    facts_.calls.push_back(Call{expression.key, expression.name, location_of(use, sm_), comments_.at(use), true, ""});
     used_.push_back(std::move(expression));
   }
 
-  void add_call(const FunctionDecl* callee, SourceLocation loc, bool followed = true) {
-    facts_.calls.push_back(
-        Call{function_key(callee, sm_), display_name(callee, sm_), location_of(loc, sm_), comments_.at(loc), followed});
+  void add_call(const FunctionDecl* callee, SourceLocation loc, bool followed = true, std::string through = "") {
+    facts_.calls.push_back(Call{function_key(callee, sm_), display_name(callee, sm_), location_of(loc, sm_),
+                                comments_.at(loc), followed, std::move(through)});
   }
 
   template <typename Node>
@@ -397,6 +414,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
   ASTContext& ast_;
   const SourceManager& sm_;
   CommentIndex& comments_;
+  LibraryReach& library_;
   FunctionFacts& facts_;
   std::vector<ImplicitExpression>& used_;
   const Expr* member_init_ = nullptr;  // the constructor initializer being traversed
@@ -408,7 +426,8 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
 // instantiations and lambdas, skipping system headers and the SDK.
 class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
  public:
-  UnitVisitor(ASTContext& ast, UnitFacts& out) : ast_(ast), sm_(ast.getSourceManager()), comments_(sm_), out_(out) {}
+  UnitVisitor(ASTContext& ast, UnitFacts& out)
+      : ast_(ast), sm_(ast.getSourceManager()), comments_(sm_), library_(sm_), out_(out) {}
 
   bool shouldVisitTemplateInstantiations() const { return true; }
 
@@ -471,7 +490,7 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
       }
     }
     std::vector<ImplicitExpression> used;
-    BodyVisitor body(ast_, comments_, facts, used);
+    BodyVisitor body(ast_, comments_, library_, facts, used);
     body.traverse_function(fn);
     out_.functions.push_back(std::move(facts));
     collect_implicit(std::move(used));
@@ -487,7 +506,7 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
       facts.name = expression.name;
       facts.where = location_of(expression.written, sm_);
       facts.suppressed = comments_.at(expression.written);
-      BodyVisitor body(ast_, comments_, facts, pending);
+      BodyVisitor body(ast_, comments_, library_, facts, pending);
       body.TraverseStmt(const_cast<Expr*>(expression.expr));
       out_.functions.push_back(std::move(facts));
     }
@@ -496,6 +515,7 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
   ASTContext& ast_;
   const SourceManager& sm_;
   CommentIndex comments_;
+  LibraryReach library_;
   UnitFacts& out_;
   std::set<std::string> seen_;
 };

@@ -46,6 +46,9 @@ struct Call {
   Location where;
   Suppressions suppressed;
   bool followed = true;  // false for functions the linter does not look into (std, the SDK)
+  // The library function that makes this call on the user's behalf
+  // ("std::visit"), when the user's code does not make it itself.
+  std::string through;
 };
 
 struct FunctionFacts {
