@@ -294,6 +294,13 @@ Result<v1::Payloads> WorkflowInstance::query(const std::string& name) {
     commands_.clear();
     REPRISE_RETURN_IF_ERROR(activate());
   }
+  if (body_ != nullptr && body_->finished()) {
+    // The workflow function has returned or thrown: the state its handlers
+    // read (its locals, captured by reference) ended with it.
+    return Status::failed_precondition("workflow '" + workflow_type_ + "' has returned: query '" + name +
+                                       "' is answered only while the workflow function runs (its handlers read "
+                                       "state that ended with it)");
+  }
   auto it = query_handlers_.find(name);
   if (it == query_handlers_.end()) {
     std::string known;

@@ -99,6 +99,33 @@ TEST(Sdk, TypedSignalsReachAWaitingWorkflowInOrder) {
   worker.stop();
 }
 
+// The handler reads `total`, a local of the workflow function: once the
+// function has returned, a query must be refused, not answered from a
+// destroyed variable (found by the simulator, issue 20).
+TEST(Sdk, AQueryOfARunWhoseWorkflowFunctionReturnedIsRefused) {
+  TempDir dir;
+  Server server(dir.file("closed-query.db"));
+  auto connection = Connection::remote(server.address());
+  Client client(connection);
+  auto run = client.start(cart_wf, {.id = "cart-closed", .task_queue = "carts"}, int64_t{1});
+  client.signal("cart-closed", add_item, 5);
+  client.signal("cart-closed", approve, Approval{"ana", true});
+  Worker worker(connection, {.task_queue = "carts", .workflow_threads = 1, .activity_threads = 1});
+  worker.register_workflow(cart_wf);
+  worker.start();
+  ASSERT_EQ(run.result(), "approved by ana, total 5");
+  try {
+    const int64_t answer = client.query("cart-closed", total_so_far);
+    FAIL() << "a query of the closed run was answered " << answer << " from state that ended with the workflow";
+  } catch (const RpcError& e) {
+    EXPECT_NE(std::string(e.what()).find("workflow 'cart' has returned: query 'total' is answered only while the "
+                                         "workflow function runs"),
+              std::string::npos)
+        << e.what();
+  }
+  worker.stop();
+}
+
 TEST(Sdk, ATypedWorkflowRunsEndToEndWithRetriesAndATimer) {
   charge_attempts = 0;  // from zero also when the test is repeated (--gtest_repeat)
   TempDir dir;
