@@ -1,8 +1,72 @@
 #include "generated_workflow.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace reprise::sim {
+
+namespace {
+
+// Retries after 1 s, 1.5 s, ... up to 10 s; an attempt that runs past its
+// 10 s start-to-close timeout is retried too.
+ActivityOptions activity_options() {
+  return ActivityOptions::start_to_close(std::chrono::seconds(10))
+      .retry({.initial_interval = std::chrono::seconds(1),
+              .backoff_coefficient = 1.5,
+              .maximum_interval = std::chrono::seconds(10)});
+}
+
+// The spawned branch of an "all" step: a timer, then an activity.
+Task<std::string> timer_then_activity(WorkflowContext& ctx, int seconds) {
+  co_await ctx.sleep(std::chrono::seconds(seconds));
+  co_return co_await ctx.execute(flaky_activity, activity_options(), 0);
+}
+
+Task<std::string> run_step(WorkflowContext& ctx, const Step& step, size_t i) {
+  const std::string n = std::to_string(i);
+  switch (step.kind) {
+    case StepKind::kActivity:
+      co_await ctx.execute(flaky_activity, activity_options(), step.fail_times);
+      co_return "a" + n;
+    case StepKind::kTimer:
+      co_await ctx.sleep(std::chrono::seconds(step.seconds));
+      co_return "t" + n;
+    case StepKind::kSignal:
+      co_return co_await ctx.wait(go_signal);
+    case StepKind::kAll: {
+      // Issued in separate statements: the order of commands must not
+      // depend on the compiler's order of a call's arguments.
+      auto activity = ctx.execute(flaky_activity, activity_options(), step.fail_times);
+      auto branch = ctx.spawn(timer_then_activity(ctx, step.seconds));
+      co_await all(std::move(activity), std::move(branch));
+      co_return "A" + n;
+    }
+    case StepKind::kRace: {
+      auto activity = ctx.execute(flaky_activity, activity_options(), step.fail_times);
+      auto timer = ctx.sleep(std::chrono::seconds(step.seconds));
+      if (co_await any(activity, timer) == 0) {
+        timer.cancel();
+        co_await activity;
+        co_return "R" + n + "a";
+      }
+      activity.cancel();
+      co_await timer;  // throws CanceledError when a cancel of the workflow resolved it
+      co_return "R" + n + "t";
+    }
+    case StepKind::kChild: {
+      std::string result =
+          co_await ctx.execute_child(generated_wf, ChildWorkflowOptions().id(step.child_id), step.child);
+      std::replace(result.begin(), result.end(), ',', ';');
+      co_return "c" + n + "(" + result + ")";
+    }
+    case StepKind::kAwaitCancel:
+      co_await ctx.wait(never_signal);
+      co_return "";
+  }
+  co_return "";
+}
+
+}  // namespace
 
 std::string flaky(ActivityContext& ctx, int fail_times) {
   if (ctx.info().attempt <= fail_times) throw ApplicationError("Flaky", "simulated failure");
@@ -12,28 +76,19 @@ std::string flaky(ActivityContext& ctx, int fail_times) {
 Workflow<std::string> generated(WorkflowContext& ctx, std::vector<Step> steps) {
   std::string out;
   ctx.on_query(progress_query, [&out] { return out; });
-  // Retries after 1 s, 1.5 s, ... up to 10 s; an attempt that runs past its
-  // 10 s start-to-close timeout is retried too.
-  const ActivityOptions activity = ActivityOptions::start_to_close(std::chrono::seconds(10))
-                                       .retry({.initial_interval = std::chrono::seconds(1),
-                                               .backoff_coefficient = 1.5,
-                                               .maximum_interval = std::chrono::seconds(10)});
-  for (size_t i = 0; i < steps.size(); ++i) {
-    std::string part;
-    switch (steps[i].kind) {
-      case StepKind::kActivity:
-        co_await ctx.execute(flaky_activity, activity, steps[i].fail_times);
-        part = "a" + std::to_string(i);
-        break;
-      case StepKind::kTimer:
-        co_await ctx.sleep(std::chrono::seconds(steps[i].seconds));
-        part = "t" + std::to_string(i);
-        break;
-      case StepKind::kSignal:
-        part = co_await ctx.wait(go_signal);
-        break;
+  bool canceled = false;
+  try {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const std::string part = co_await run_step(ctx, steps[i], i);
+      if (!part.empty()) out += (out.empty() ? "" : ",") + part;
     }
-    out += (out.empty() ? "" : ",") + part;
+  } catch (const CanceledError&) {
+    canceled = true;  // (no co_await inside a handler)
+  }
+  if (canceled) {
+    WorkflowContext cleanup = ctx.non_cancellable();
+    co_await cleanup.execute(cleanup_activity, activity_options(), 0);
+    throw CanceledError("canceled; cleanup done");
   }
   co_return out;
 }

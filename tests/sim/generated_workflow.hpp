@@ -1,11 +1,22 @@
 // The workflow every simulated workflow runs: an ordinary SDK workflow
 // (reprise::Workflow, replayed by the real WorkflowInstance in the
 // simulated workers) whose input is the steps the seed generated. Each step
-// adds its part to the result, in order: "a<i>" once activity step i has
-// succeeded, "t<i>" once timer step i has fired, and for a signal step the
-// value of the next "go" signal. The query "progress" answers the parts so
-// far. The reference model of the result (simulation.cpp) does not use this
-// code.
+// adds its part to the result, in order:
+//   activity i   "a<i>" once it has succeeded (after its failures, retried);
+//   timer i      "t<i>" once it has fired;
+//   signal       the value of the next "go" signal;
+//   all i        "A<i>": an activity and a spawned branch (a timer, then an
+//                activity) joined with all();
+//   race i       "R<i>a" or "R<i>t": an activity raced against a timer with
+//                any(), whichever resolved first; the loser is canceled;
+//   child i      "c<i>(<the child's result, ';' for ','>)": a child workflow
+//                running its own generated steps, awaited;
+//   await-cancel nothing: waits for a signal nobody sends, so only a cancel
+//                of the workflow ends it.
+// A cancel of the workflow (CanceledError at whatever it awaits) runs the
+// "cleanup" activity on a non-cancellable context and then closes the run
+// as canceled. The query "progress" answers the parts so far. The reference
+// model of the result (simulation.cpp) does not use this code.
 #pragma once
 
 #include <string>
@@ -16,13 +27,15 @@
 
 namespace reprise::sim {
 
-enum class StepKind { kActivity, kTimer, kSignal };
+enum class StepKind { kActivity, kTimer, kSignal, kAll, kRace, kChild, kAwaitCancel };
 
 struct Step {
   StepKind kind = StepKind::kActivity;
-  int fail_times = 0;  // activity: attempts that fail before one succeeds
-  int seconds = 0;     // timer
-  MSGPACK_DEFINE(kind, fail_times, seconds);
+  int fail_times = 0;       // activity, all, race: attempts that fail before one succeeds
+  int seconds = 0;          // timer, all (the branch's timer), race (the timer it races)
+  std::string child_id;     // child: its workflow id
+  std::vector<Step> child;  // child: its steps
+  MSGPACK_DEFINE(kind, fail_times, seconds, child_id, child);
 };
 
 // Fails its first `fail_times` attempts; the result names the attempt that
@@ -30,8 +43,12 @@ struct Step {
 // was taken.
 std::string flaky(ActivityContext& ctx, int fail_times);
 inline constexpr Activity<&flaky> flaky_activity{"flaky"};
+// The same function under the name the cancellation cleanup runs it by, so a
+// history shows which activity was the cleanup.
+inline constexpr Activity<&flaky> cleanup_activity{"cleanup"};
 
 inline constexpr Signal<std::string> go_signal{"go"};
+inline constexpr Signal<std::string> never_signal{"never"};  // sent by nobody
 inline constexpr Query<std::string> progress_query{"progress"};
 
 Workflow<std::string> generated(WorkflowContext& ctx, std::vector<Step> steps);

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "simulation.hpp"
@@ -87,7 +88,9 @@ int main(int argc, char** argv) {
   };
   int failed = 0;
   uint64_t ran = 0, workflows = 0, engine_crashes = 0, worker_crashes = 0, queries = 0, steps = 0;
+  uint64_t closed_queries = 0, eager = 0;
   double virtual_seconds = 0;
+  std::map<std::string, uint64_t> kinds;
   for (uint64_t seed = first;; ++seed) {
     if (minutes > 0 ? elapsed_minutes() >= minutes : seed >= first + seeds) break;
     reprise::sim::SimResult r = run_seed(seed, verbose);
@@ -96,6 +99,9 @@ int main(int argc, char** argv) {
     engine_crashes += r.engine_crashes;
     worker_crashes += r.worker_crashes;
     queries += r.queries_answered;
+    closed_queries += r.closed_queries_refused;
+    eager += r.eager_activities;
+    for (const auto& [kind, n] : r.kinds) kinds[kind] += n;
     steps += r.steps;
     virtual_seconds += r.virtual_seconds;
     if (determinism > 0 && (single || (seed - first) % determinism == 0)) {
@@ -119,9 +125,13 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "%llu seeds, %d failed: %llu workflows, %.2f virtual hours, %llu engine crashes, %llu worker crashes, "
-      "%llu queries answered, %llu steps, %.1f minutes\n",
+      "%llu queries answered, %llu queries of closed runs refused, %llu steps, %.1f minutes\n",
       static_cast<unsigned long long>(ran), failed, static_cast<unsigned long long>(workflows), virtual_seconds / 3600,
       static_cast<unsigned long long>(engine_crashes), static_cast<unsigned long long>(worker_crashes),
-      static_cast<unsigned long long>(queries), static_cast<unsigned long long>(steps), elapsed_minutes());
+      static_cast<unsigned long long>(queries), static_cast<unsigned long long>(closed_queries),
+      static_cast<unsigned long long>(steps), elapsed_minutes());
+  std::string counts;
+  for (const auto& [kind, n] : kinds) counts += " " + kind + " " + std::to_string(n);
+  std::printf("generated:%s; eager activities run: %llu\n", counts.c_str(), static_cast<unsigned long long>(eager));
   return failed == 0 ? 0 : 1;
 }

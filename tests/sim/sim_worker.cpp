@@ -16,6 +16,35 @@ constexpr Duration kLeaseRecheck = std::chrono::milliseconds(10);
 
 }  // namespace
 
+// The simulated worker's eager activity slots: Worker's EagerSlots, with
+// a count of free slots in place of a thread pool's free threads. A task
+// the server started here runs on a fiber of its own.
+class SimWorker::EagerSlots final : public worker::EagerActivities {
+ public:
+  EagerSlots(SimWorker& worker, Incarnation& live, std::string identity, int slots)
+      : worker_(worker), live_(live), identity_(std::move(identity)), free_(slots) {}
+  bool reserve(const std::string& type) override {
+    if (type != flaky_activity.name && type != cleanup_activity.name) return false;
+    if (free_ == 0) return false;
+    --free_;
+    return true;
+  }
+  void run(v1::PollActivityTaskResponse task) override {
+    ++worker_.eager_started_;
+    worker_.spawn("eager-act " + identity_, [this, task = std::move(task)] {
+      worker_.run_activity(live_, task);
+      ++free_;
+    });
+  }
+  void release() override { ++free_; }
+
+ private:
+  SimWorker& worker_;
+  Incarnation& live_;
+  const std::string identity_;
+  int free_;
+};
+
 // One life of the worker process. Members are destroyed in reverse: the
 // fibers first, whose unwinding still gives leases back to the cache.
 struct SimWorker::Incarnation {
@@ -25,6 +54,7 @@ struct SimWorker::Incarnation {
   SimConnection connection;
   detail::Blobs blobs{connection, detail::BlobOptions{}};
   std::unique_ptr<worker::StickyCache> cache;
+  std::unique_ptr<EagerSlots> eager;  // null: the worker asks for none
   std::unique_ptr<worker::WorkflowTaskRunner> runner;
   uint64_t next_fiber = 0;
   std::map<uint64_t, std::shared_ptr<SimFiber>> fibers;
@@ -49,8 +79,11 @@ void SimWorker::start() {
   Incarnation& live = *live_;
   live.cache = std::make_unique<worker::StickyCache>(shape_.cache_size, size_t{256} << 20);
   const std::string sticky_queue = shape_.cache_size > 0 ? "sim/" + live.identity : std::string();
+  if (shape_.eager_slots > 0) live.eager = std::make_unique<EagerSlots>(*this, live, live.identity, shape_.eager_slots);
   worker::WorkflowTaskOptions options{
       .identity = live.identity,
+      .task_queue = "sim",
+      .eager_activities = live.eager.get(),
       .sticky_queue = sticky_queue,
       .history_page_events = shape_.history_page_events,
       // The thread is the whole simulation: the fiber waits on the virtual clock instead.
@@ -123,37 +156,42 @@ void SimWorker::activity_poll_loop(Incarnation& live) {
       continue;
     }
     if (task.task_token().empty()) continue;
-    // The activity runs for a while; a worker crash meanwhile loses it.
-    // A first attempt that draws under 200 ms is slow instead: 13-15 s,
-    // past its 10 s start-to-close timeout, so it reports while the retry
-    // (1 s backoff) runs, and that late outcome must be refused.
-    Duration runs = s_.random_duration(Duration(0), std::chrono::seconds(2));
-    if (task.attempt() == 1 && runs < std::chrono::milliseconds(200)) runs = std::chrono::seconds(13) + runs * 10;
-    fiber.sleep(runs, "activity " + task.activity_id());
-    ActivityContext context(ActivityInfo{.workflow_id = task.workflow_execution().workflow_id(),
-                                         .run_id = task.workflow_execution().run_id(),
-                                         .activity_id = task.activity_id(),
-                                         .activity_type = task.activity_type().name(),
-                                         .attempt = task.attempt()},
-                            {}, [](const v1::Payloads&) { return false; });
+    run_activity(live, task);
+  }
+}
+
+void SimWorker::run_activity(Incarnation& live, const v1::PollActivityTaskResponse& task) {
+  SimFiber& fiber = *SimFiber::current();
+  // The activity runs for a while; a worker crash meanwhile loses it.
+  // A first attempt that draws under 200 ms is slow instead: 13-15 s,
+  // past its 10 s start-to-close timeout, so it reports while the retry
+  // (1 s backoff) runs, and that late outcome must be refused.
+  Duration runs = s_.random_duration(Duration(0), std::chrono::seconds(2));
+  if (task.attempt() == 1 && runs < std::chrono::milliseconds(200)) runs = std::chrono::seconds(13) + runs * 10;
+  fiber.sleep(runs, "activity " + task.activity_id());
+  ActivityContext context(ActivityInfo{.workflow_id = task.workflow_execution().workflow_id(),
+                                       .run_id = task.workflow_execution().run_id(),
+                                       .activity_id = task.activity_id(),
+                                       .activity_type = task.activity_type().name(),
+                                       .attempt = task.attempt()},
+                          {}, [](const v1::Payloads&) { return false; });
+  try {
     try {
-      try {
-        const auto [fail_times] = from_payloads<int>(task.input(), "the input of activity 'flaky'");
-        v1::CompleteActivityRequest done;
-        done.set_task_token(task.task_token());
-        done.set_identity(live.identity);
-        *done.mutable_result()->add_payloads() = to_payload(flaky(context, fail_times));
-        live.connection.complete_activity(done);
-      } catch (const ApplicationError& e) {
-        v1::FailActivityRequest failed;
-        failed.set_task_token(task.task_token());
-        failed.set_identity(live.identity);
-        failed.mutable_failure()->set_message(e.what());
-        live.connection.fail_activity(failed);
-      }
-    } catch (const RpcError&) {
-      // The outcome was lost: the attempt times out and is retried.
+      const auto [fail_times] = from_payloads<int>(task.input(), "the input of activity 'flaky'");
+      v1::CompleteActivityRequest done;
+      done.set_task_token(task.task_token());
+      done.set_identity(live.identity);
+      *done.mutable_result()->add_payloads() = to_payload(flaky(context, fail_times));
+      live.connection.complete_activity(done);
+    } catch (const ApplicationError& e) {
+      v1::FailActivityRequest failed;
+      failed.set_task_token(task.task_token());
+      failed.set_identity(live.identity);
+      failed.mutable_failure()->set_message(e.what());
+      live.connection.fail_activity(failed);
     }
+  } catch (const RpcError&) {
+    // The outcome was lost: the attempt times out and is retried.
   }
 }
 

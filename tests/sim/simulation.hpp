@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,14 @@ struct SimResult {
   std::vector<std::string> trace;     // the last jobs before the end
   uint64_t trace_hash = 0;
   uint64_t steps = 0;
-  int workflows = 0;
+  int workflows = 0;                 // children included
+  std::map<std::string, int> kinds;  // generated steps by kind, and workflows by how the client drives them
   int engine_crashes = 0;
   int worker_crashes = 0;
-  int queries_answered = 0;  // by the workers' real query path
+  int queries_answered = 0;        // by the workers' real query path
+  int closed_queries_refused = 0;  // of runs already closed, refused as the model says
+  int eager_activities =
+      0;  // started by the engine in a workflow task's answer  // of runs already closed: the model's whole result
   double virtual_seconds = 0;
 };
 
