@@ -128,6 +128,22 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     return true;
   }
 
+  // `co_await x` calls x's operator co_await (if any) and the awaiter's
+  // await_ready, await_suspend and await_resume: a user awaitable's are
+  // followed like any call. Their object is the awaiter itself (an opaque
+  // value), so the operand is traversed once.
+  bool TraverseCoawaitExpr(CoawaitExpr* await, DataRecursionQueue* = nullptr) {
+    TraverseStmt(await->getOperand());
+    if (const auto* common = dyn_cast<CallExpr>(await->getCommonExpr()->IgnoreImplicit());
+        common != nullptr && common != await->getOperand()->IgnoreImplicit() && common->getDirectCallee() != nullptr) {
+      on_callee(common->getDirectCallee(), await->getBeginLoc(), /*is_call=*/true);
+    }
+    for (Expr* step : {await->getReadyExpr(), await->getSuspendExpr(), await->getResumeExpr()}) {
+      if (step != nullptr) TraverseStmt(step);
+    }
+    return true;
+  }
+
   bool VisitCXXDefaultInitExpr(CXXDefaultInitExpr* init) {
     const FieldDecl* field = init->getField();
     if (init->getExpr() == nullptr) return true;
