@@ -195,6 +195,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     const CXXConstructorDecl* ctor = construct->getConstructor();
     mark_written_arguments(ctor, construct->arguments(), false);
     check_activity_handle(construct);
+    check_pointer_ordering(construct->getType(), construct);
     on_callee(ctor, construct->getBeginLoc(), /*is_call=*/true);
     // A member or base built by a constructor is destroyed by the destructor.
     if (construct != member_init_) add_destructor_call(ctor->getParent(), construct->getBeginLoc());
@@ -405,7 +406,37 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     }
   }
 
-  // std::hash<T*>::operator() or std::less<T*>: a result that follows addresses.
+  // A comparator that orders pointers (std::less<T*>, handed to std::sort or
+  // a container) or a priority queue of pointers: the order follows
+  // addresses, as `a < b` on pointers does.
+  void check_pointer_ordering(QualType type, const Expr* where) {
+    const auto* spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(type->getAsCXXRecordDecl());
+    if (spec == nullptr) return;
+    std::string name = qualified_name(spec);
+    if (orders_pointers(spec)) {
+      add_hazard("reprise-pointer-order", "orders pointers by address with " + name, "", where);
+    } else if (name == "std::priority_queue" && spec->getTemplateArgs().size() == 3) {
+      const TemplateArgument& compare = spec->getTemplateArgs()[2];
+      const auto* compare_spec =
+          compare.getKind() == TemplateArgument::Type
+              ? dyn_cast_or_null<ClassTemplateSpecializationDecl>(compare.getAsType()->getAsCXXRecordDecl())
+              : nullptr;
+      if (compare_spec != nullptr && orders_pointers(compare_spec)) {
+        add_hazard("reprise-pointer-order", "keeps pointers in a std::priority_queue ordered by address", "", where);
+      }
+    }
+  }
+
+  static bool orders_pointers(const ClassTemplateSpecializationDecl* spec) {
+    std::string name = qualified_name(spec);
+    if (name != "std::less" && name != "std::greater" && name != "std::less_equal" && name != "std::greater_equal") {
+      return false;
+    }
+    const TemplateArgument& arg = spec->getTemplateArgs()[0];
+    return arg.getKind() == TemplateArgument::Type && arg.getAsType()->isPointerType();
+  }
+
+  // std::hash<T*>::operator(): a result that follows addresses.
   static bool hashes_pointer(const FunctionDecl* fn) {
     const auto* method = dyn_cast<CXXMethodDecl>(fn);
     if (method == nullptr) return false;
