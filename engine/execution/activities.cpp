@@ -304,11 +304,8 @@ bool MutableState::should_retry(const internal::ActivityInfo& activity, const v1
   // it rather than starting an attempt nobody wants (Temporal's
   // RETRY_STATE_CANCEL_REQUESTED).
   if (activity.cancel_requested()) return false;
-  if (failure.non_retryable()) return false;
   const auto& policy = activity.retry_policy();
-  if (policy.maximum_attempts() > 0 && activity.attempt() >= policy.maximum_attempts()) return false;
-  const auto& types = policy.non_retryable_error_types();
-  if (!failure.type().empty() && std::find(types.begin(), types.end(), failure.type()) != types.end()) return false;
+  if (!policy_allows_retry(policy, failure, activity.attempt())) return false;
   if (positive(activity.schedule_to_close_timeout())) {
     const TimePoint deadline = to_time(activity.scheduled_time()) + to_nanos(activity.schedule_to_close_timeout());
     if (now_ + retry_backoff(policy, activity.attempt() + 1) >= deadline) return false;

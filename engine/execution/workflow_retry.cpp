@@ -15,14 +15,10 @@ namespace reprise::engine {
 using namespace state_util;
 
 std::optional<std::chrono::nanoseconds> MutableState::retry_backoff_for(const v1::Failure& failure) const {
-  if (!state_.has_retry_policy() || failure.non_retryable()) return std::nullopt;
+  if (!state_.has_retry_policy()) return std::nullopt;
   const v1::RetryPolicy& policy = state_.retry_policy();
   const int attempt = std::max(1, state_.attempt());
-  if (policy.maximum_attempts() > 0 && attempt >= policy.maximum_attempts()) return std::nullopt;
-  const auto& types = policy.non_retryable_error_types();
-  if (!failure.type().empty() && std::find(types.begin(), types.end(), failure.type()) != types.end()) {
-    return std::nullopt;
-  }
+  if (!policy_allows_retry(policy, failure, attempt)) return std::nullopt;
   const std::chrono::nanoseconds backoff = retry_backoff(policy, attempt + 1);
   // The execution timeout bounds the whole chain: no attempt starts after it.
   if (state_.has_execution_expiration_time() && now_ + backoff > to_time(state_.execution_expiration_time())) {
