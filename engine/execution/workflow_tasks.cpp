@@ -241,6 +241,8 @@ Result<MutableState::CompletionAnswer> MutableState::complete_workflow_task(
     REPRISE_RETURN_IF_ERROR(apply_command(request.commands(i), completed_event_id, i));
   }
   if (!closed()) flush_buffered_events();
+  // A worker keeping a local activity running past the task's timeout.
+  if (request.force_create_new_workflow_task() && !closed()) wake_pending_ = true;
   return CompletionAnswer{Status::ok(), start_eager_activities(request.identity())};
 }
 
