@@ -13,6 +13,7 @@
 
 #include "history/status.hpp"
 #include "worker/eager_slots.hpp"
+#include "worker/local_activity_executor.hpp"
 #include "worker/sticky_cache.hpp"
 #include "worker/task_pool.hpp"
 #include "worker/workflow_task_runner.hpp"
@@ -47,11 +48,19 @@ Worker::Worker(std::shared_ptr<Connection> connection, WorkerOptions options)
   cache_ = std::make_unique<worker::StickyCache>(options_.cache_size, options_.cache_bytes);
   blobs_ = std::make_unique<detail::Blobs>(*connection_, detail::BlobOptions{.cache_bytes = options_.blob_cache_bytes});
   if (options_.eager_activities) eager_slots_ = std::make_unique<EagerSlots>(*this);
+  // A local activity's type is registered, so the activity pool exists.
+  local_activities_ = std::make_unique<worker::LocalActivityExecutor>(
+      [this](const std::string& type) {
+        auto it = activities_.find(type);
+        return it == activities_.end() ? nullptr : &it->second;
+      },
+      [this](std::function<void()> job) { activity_pool_->post(std::move(job)); }, blobs_.get());
   workflow_tasks_ = std::make_unique<worker::WorkflowTaskRunner>(
       *connection_, workflows_, *cache_, *blobs_,
       worker::WorkflowTaskOptions{.identity = options_.identity,
                                   .task_queue = options_.task_queue,
                                   .eager_activities = eager_slots_.get(),
+                                  .local_activities = local_activities_.get(),
                                   .sticky_queue = options_.cache_size > 0 ? sticky_queue_ : std::string(),
                                   .panic_policy = options_.panic_policy,
                                   .history_page_events = options_.history_page_events});
@@ -74,6 +83,7 @@ void Worker::add_activity(const std::string& name, ActivityRunner runner) {
 void Worker::start() {
   stopping_ = false;
   activities_canceled_ = false;
+  local_activities_->restart();
   // The activity pool first: workflow tasks hold its threads for eager activities.
   if (!activities_.empty()) {
     activity_pool_ = std::make_unique<worker::TaskPool>(options_.activity_threads);
@@ -100,6 +110,9 @@ void Worker::stop() {
     connection_->cancel_polls();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // Local activities waiting to retry give up (their workflow tasks fail
+  // and run them again elsewhere); running attempts finish.
+  local_activities_->stop();
   if (activity_pool_) {
     if (!activity_pool_->wait_idle_until(std::chrono::steady_clock::now() + options_.shutdown_grace)) {
       std::lock_guard lock(running_mu_);

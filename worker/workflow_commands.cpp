@@ -6,6 +6,7 @@
 #include "worker/machines/activity_machine.hpp"
 #include "worker/machines/child_machine.hpp"
 #include "worker/machines/external_machine.hpp"
+#include "worker/machines/local_activity_machine.hpp"
 #include "worker/machines/marker_machine.hpp"
 #include "worker/machines/timer_machine.hpp"
 #include "worker/workflow_instance.hpp"
@@ -37,6 +38,17 @@ std::shared_ptr<detail::Pending> WorkflowInstance::schedule_activity(v1::Schedul
   c.set_command_type(v1::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
   *c.mutable_schedule_activity_task() = std::move(a);
   commands_.push_back(std::make_shared<ActivityMachine>(std::move(c), pending));
+  return pending;
+}
+
+std::shared_ptr<detail::Pending> WorkflowInstance::schedule_local_activity(v1::ScheduleActivityTaskCommandAttributes a,
+                                                                           bool cancellable) {
+  const int64_t seq = ++local_activity_seq_;
+  auto [pending, issue] = new_pending(detail::Pending::Kind::kActivity, a.activity_type().name(), cancellable);
+  if (!issue) return pending;
+  // No command yet: the worker runs it after this activation (or replay
+  // finds its marker), and its marker is the command.
+  local_activities_.push_back(std::make_shared<LocalActivityMachine>(seq, std::move(a), pending));
   return pending;
 }
 
@@ -108,6 +120,15 @@ std::shared_ptr<detail::Pending> WorkflowInstance::next_signal(const std::string
 
 void WorkflowInstance::cancel(const std::shared_ptr<detail::Pending>& pending) {
   if (pending->ready) return;
+  // A local activity still running: it is forgotten (no marker) and a run
+  // in flight finishes unread. Replay cancels it at the same point.
+  auto local = std::find_if(local_activities_.begin(), local_activities_.end(),
+                            [&](const auto& machine) { return machine->pending() == pending; });
+  if (local != local_activities_.end()) {
+    local_activities_.erase(local);
+    resolve_canceled(pending);
+    return;
+  }
   // Issued in this activation and not yet in history.
   auto unrecorded = std::find_if(commands_.begin(), commands_.end(),
                                  [&](const auto& machine) { return machine->pending() == pending; });

@@ -38,7 +38,7 @@ size_t WorkflowInstance::approximate_bytes() const {
   // A map node, a Pending and its shared_ptr control block, about.
   constexpr size_t kPerPending = 256;
   size_t bytes = sizeof(*this) + static_cast<size_t>(std::max<int64_t>(0, frames_.bytes.load()));
-  bytes += (by_event_id_.size() + timers_.size() + commands_.size()) * kPerPending;
+  bytes += (by_event_id_.size() + timers_.size() + commands_.size() + local_activities_.size()) * kPerPending;
   if (random_) bytes += sizeof(*random_);
   bytes += signals_->approximate_bytes(kPerPending);
   for (const auto& [seq, value] : recorded_markers_.side_effects) bytes += value.ByteSizeLong();
@@ -116,15 +116,24 @@ Status WorkflowInstance::activate() {
                                                              "before workflow task " + std::to_string(last_event_id_)));
   }
   if (completion_issued_) return Status::ok();  // a task after closing (rejected close): nothing runs
+  if (!started_) {
+    started_ = true;
+    detail::ChargeFramesTo charge(frames_);
+    try {
+      body_ = (*starter_)(context_, input_, [this](const v1::Payload& p) { return load_payload(p); });
+    } catch (const std::exception& e) {
+      return Status::internal(std::string("workflow '") + workflow_type_ + "' failed to run: " + e.what());
+    }
+    v1::Payloads().Swap(&input_);  // decoded into the body's frame; not needed again
+    ready_.push_back(body_->handle());
+  }
+  if (cancel_requested_ && !cancel_delivered_) deliver_cancel_request();
+  return run_until_blocked();
+}
+
+Status WorkflowInstance::run_until_blocked() {
   detail::ChargeFramesTo charge(frames_);
   try {
-    if (!started_) {
-      started_ = true;
-      body_ = (*starter_)(context_, input_, [this](const v1::Payload& p) { return load_payload(p); });
-      v1::Payloads().Swap(&input_);  // decoded into the body's frame; not needed again
-      ready_.push_back(body_->handle());
-    }
-    if (cancel_requested_ && !cancel_delivered_) deliver_cancel_request();
     // A finished branch's frame, freed, may drop a wait whose unread value
     // then resolves another: run until nothing is ready.
     do {
@@ -134,7 +143,7 @@ Status WorkflowInstance::activate() {
         next.resume();
       }
       reap_finished_branches();
-    } while (!ready_.empty() && !continue_as_new_);
+    } while ((!ready_.empty() || resolve_recorded_local_activities()) && !continue_as_new_);
   } catch (const std::exception& e) {
     // Input that does not decode, a throwing helper the body did not catch:
     // a bug in a caller or the code, not a workflow outcome. The task fails
@@ -176,6 +185,52 @@ Status WorkflowInstance::finish_workflow() {
   }
   commands_.push_back(std::make_shared<CloseMachine>(std::move(c)));
   return Status::ok();
+}
+
+bool WorkflowInstance::resolve_recorded_local_activities() {
+  if (!replaying_ || completion_issued_) return false;
+  // The worker resolves every local activity of a round together, once the
+  // code waits; the ones this task's completion recorded are that round.
+  bool resolved = false;
+  for (auto it = local_activities_.begin(); it != local_activities_.end();) {
+    auto recorded = recorded_markers_.local_activities.find((*it)->seq());
+    if (recorded == recorded_markers_.local_activities.end() ||
+        recorded->second.workflow_task_completed_event_id() != last_event_id_ + 1) {
+      ++it;
+      continue;
+    }
+    (*it)->resolve(LocalActivityMachine::recorded_outcome(recorded->second), *this);
+    recorded_markers_.local_activities.erase(recorded);
+    commands_.push_back(*it);
+    it = local_activities_.erase(it);
+    resolved = true;
+  }
+  return resolved;
+}
+
+std::vector<std::shared_ptr<LocalActivityMachine>> WorkflowInstance::local_activities() const {
+  if (completion_issued_) return {};
+  return {local_activities_.begin(), local_activities_.end()};
+}
+
+ApplyResult WorkflowInstance::resolve_local_activities(const std::vector<LocalActivityOutcome>& outcomes) {
+  auto outcome = outcomes.begin();
+  for (; outcome != outcomes.end() && !local_activities_.empty(); ++outcome) {
+    local_activities_.front()->resolve(*outcome, *this);
+    commands_.push_back(std::move(local_activities_.front()));
+    local_activities_.pop_front();
+  }
+  return activation_result(run_until_blocked());
+}
+
+ApplyResult WorkflowInstance::activation_result(const Status& status) const {
+  if (status.is_ok()) {
+    Activation out;
+    for (const auto& machine : commands_) out.commands.push_back(machine->command());
+    return out;
+  }
+  if (diverged_) return NonDeterminism{status.message()};
+  return status;
 }
 
 void WorkflowInstance::reap_finished_branches() {
@@ -252,6 +307,9 @@ Status WorkflowInstance::apply_workflow_event(const v1::HistoryEvent& e) {
   switch (e.attributes_case()) {
     case v1::HistoryEvent::kWorkflowExecutionStarted: {
       input_ = e.workflow_execution_started().input();
+      if (to_nanos(e.workflow_execution_started().workflow_task_timeout()).count() > 0) {
+        workflow_task_timeout_ = to_nanos(e.workflow_execution_started().workflow_task_timeout());
+      }
       info_.attempt = std::max(1, e.workflow_execution_started().attempt());
       now_ = to_time(e.event_time());
       // FNV-1a, not std::hash: the seed must be the same for every build.

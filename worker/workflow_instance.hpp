@@ -34,6 +34,7 @@
 #include "worker/apply_result.hpp"
 #include "worker/machines/command_machine.hpp"
 #include "worker/machines/event_owner.hpp"
+#include "worker/machines/local_activity_machine.hpp"
 #include "worker/machines/marker_machine.hpp"
 #include "worker/signal_inbox.hpp"
 
@@ -79,6 +80,17 @@ class WorkflowInstance final : public detail::WorkflowCore, public FutureResolve
   // Where claim-check payloads are fetched from (none: reading one fails).
   void set_blobs(detail::Blobs* blobs) { blobs_ = blobs; }
 
+  // The local activities the code waits for and this worker must run, in
+  // the order called; none once the run's close is issued (nothing after it
+  // could be sent).
+  std::vector<std::shared_ptr<LocalActivityMachine>> local_activities() const;
+  // Their outcomes, one per local_activities() in that order: resolves
+  // them (each issues its marker) and runs the code on until it waits
+  // again. The activation holds every command the task has issued so far.
+  ApplyResult resolve_local_activities(const std::vector<LocalActivityOutcome>& outcomes);
+  // The run's workflow task timeout, from its started event.
+  std::chrono::nanoseconds workflow_task_timeout() const { return workflow_task_timeout_; }
+
   int64_t last_event_id() const { return last_event_id_; }
   // What the instance holds in memory, roughly: its coroutine frames
   // (counted exactly), the values it keeps, and a fixed overhead per
@@ -89,6 +101,8 @@ class WorkflowInstance final : public detail::WorkflowCore, public FutureResolve
   // detail::WorkflowCore
   std::shared_ptr<detail::Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes,
                                                      bool cancellable) override;
+  std::shared_ptr<detail::Pending> schedule_local_activity(v1::ScheduleActivityTaskCommandAttributes attributes,
+                                                           bool cancellable) override;
   std::shared_ptr<detail::Pending> start_timer(std::chrono::nanoseconds duration, bool cancellable) override;
   std::shared_ptr<detail::Pending> start_child(v1::StartChildWorkflowExecutionCommandAttributes attributes,
                                                bool cancellable) override;
@@ -133,6 +147,15 @@ class WorkflowInstance final : public detail::WorkflowCore, public FutureResolve
   // The recorded machine whose future is `pending`, if any.
   std::shared_ptr<FutureMachine> recorded_machine(const std::shared_ptr<detail::Pending>& pending) const;
   Status activate();
+  // Resumes ready coroutines until every one waits; while replaying, local
+  // activities whose markers this task recorded resolve in between, as
+  // they did when the task first ran.
+  Status run_until_blocked();
+  // Resolves the waiting local activities from this task's markers; false
+  // when there were none.
+  bool resolve_recorded_local_activities();
+  // The result of an activation: its commands, or why there are none.
+  ApplyResult activation_result(const Status& status) const;
   // A new future for a command of `kind`, and whether to issue the command:
   // not when the future is cancellable and the workflow is being canceled
   // (it comes back canceled).
@@ -165,6 +188,10 @@ class WorkflowInstance final : public detail::WorkflowCore, public FutureResolve
   int64_t timer_seq_ = 0;
   int64_t child_seq_ = 0;
   int64_t side_effect_seq_ = 0;
+  int64_t local_activity_seq_ = 0;
+  std::chrono::nanoseconds workflow_task_timeout_{std::chrono::seconds(10)};
+  // Called and not yet resolved, in the order called.
+  std::list<std::shared_ptr<LocalActivityMachine>> local_activities_;
   // Issued by the code and not yet seen in history, in the order issued.
   std::list<std::shared_ptr<CommandMachine>> commands_;
   // Lists, not deques: an empty std::deque allocates ~600 bytes, and a

@@ -75,6 +75,7 @@ std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(cons
                        "workflow '" + type + "' is not registered with worker " + options_.identity};
   }
   const std::string& run_id = task.workflow_execution().run_id();
+  const auto received = std::chrono::steady_clock::now();
   // This task alone holds the run's instance until it gives it back.
   StickyCache::Lease lease = acquire(run_id);
   std::unique_ptr<WorkflowInstance> instance = lease.take();
@@ -89,6 +90,16 @@ std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(cons
   }
   TaskHistory history(connection_, task, instance->last_event_id() + 1, options_.history_page_events);
   ApplyResult activation = history.apply([&instance](const v1::History& chunk) { return instance->apply(chunk); });
+  // Local activities keep the task until 80 % of its timeout (Temporal's
+  // share); then it completes with what it has and asks for the next task
+  // at once, which waits for them on.
+  const bool local_pending = activation && !instance->local_activities().empty();
+  if (local_pending && options_.local_activities == nullptr) {
+    activation = Status::failed_precondition("workflow '" + type + "' ran a local activity, and this worker runs none");
+  }
+  const bool keep_alive =
+      local_pending && options_.local_activities != nullptr &&
+      run_local_activities(*instance, activation, received + instance->workflow_task_timeout() * 4 / 5);
   if (!activation) {
     lease.release(nullptr);  // the instance is dropped: the retry replays afresh
     return TaskFailure{activation.nondeterministic() ? v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM
@@ -97,6 +108,7 @@ std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(cons
   }
   v1::CompleteWorkflowTaskRequest done;
   done.set_task_token(task.task_token());
+  done.set_force_create_new_workflow_task(keep_alive);
   done.set_identity(options_.identity);
   // Threads held for eager activities; the ones the server starts no task
   // for (or all, when the answer fails) are given back on the way out.
@@ -141,6 +153,30 @@ std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(cons
     throw;
   }
   return std::nullopt;
+}
+
+bool WorkflowTaskRunner::run_local_activities(WorkflowInstance& instance, ApplyResult& activation,
+                                              std::chrono::steady_clock::time_point deadline) {
+  for (auto round = instance.local_activities(); !round.empty(); round = instance.local_activities()) {
+    for (const auto& call : round) {
+      if (!call->execution())
+        call->set_execution(options_.local_activities->start(instance.info(), call->seq(), call->request()));
+    }
+    std::vector<LocalActivityOutcome> outcomes;
+    for (const auto& call : round) {
+      if (!call->execution()->wait_until(deadline)) return true;
+      std::optional<LocalActivityOutcome> outcome = call->execution()->outcome();
+      if (!outcome) {
+        activation = Status::unavailable("the worker stopped while local activity '" +
+                                         call->request().activity_type().name() + "' waited to retry");
+        return false;
+      }
+      outcomes.push_back(std::move(*outcome));
+    }
+    activation = instance.resolve_local_activities(outcomes);
+    if (!activation) return false;
+  }
+  return false;
 }
 
 bool WorkflowTaskRunner::ask_eager(v1::Command& command) {

@@ -21,9 +21,12 @@
 #include "reprise/detail/blobs.hpp"
 #include "reprise/detail/workflow_starter.hpp"
 #include "reprise/v1/service.pb.h"
+#include "worker/local_activity_executor.hpp"
 #include "worker/sticky_cache.hpp"
 
 namespace reprise::worker {
+
+class WorkflowInstance;
 
 // The workflow types a worker runs, by name.
 using WorkflowRegistry = std::map<std::string, std::shared_ptr<const WorkflowStarter>>;
@@ -51,6 +54,9 @@ struct WorkflowTaskOptions {
   std::string task_queue{};
   // Null: every activity goes through its queue.
   EagerActivities* eager_activities = nullptr;
+  // Runs the workflows' local activities (ctx.execute_local). Null: a task
+  // that calls one fails, naming why.
+  LocalActivityExecutor* local_activities = nullptr;
   // Where the run's next task is to go while this worker keeps its instance
   // ("": the worker keeps none, caching is off).
   std::string sticky_queue{};
@@ -85,6 +91,13 @@ class WorkflowTaskRunner {
   std::optional<TaskFailure> complete(const v1::PollWorkflowTaskResponse& task);
   void answer_query(const v1::PollWorkflowTaskResponse& task);
   StickyCache::Lease acquire(const std::string& run_id);
+  // Runs the local activities `instance` waits for, round after round, each
+  // round's outcomes resolved together and the code run on, until none is
+  // left (false) or `deadline` comes first (true: the task is to complete
+  // with what it has and ask for the next at once, its local activities
+  // still running). `activation` follows each round.
+  bool run_local_activities(WorkflowInstance& instance, ApplyResult& activation,
+                            std::chrono::steady_clock::time_point deadline);
   // Asks for eager execution of `command` if it schedules an activity this
   // worker can run now; true when a thread is held for it.
   bool ask_eager(v1::Command& command);

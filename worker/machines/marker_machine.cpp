@@ -36,6 +36,8 @@ void RecordedMarkers::note(const v1::History& events) {
       } else if (m.marker_name() == kSideEffectMarker) {
         auto data = m.details().find("data");
         if (data != m.details().end()) side_effects[std::stoll(key)] = data->second;
+      } else if (m.marker_name() == kLocalActivityMarker) {
+        local_activities[std::stoll(key)] = m;
       }
     } catch (const std::exception&) {
       // A marker some other code recorded: matching reports it if it matters.

@@ -1,7 +1,8 @@
 // MarkerMachine: a marker the SDK records for the code — a side effect's
 // value (side_effect) or a change the code made (patched) — from its
 // RecordMarker command to MarkerRecorded. Nothing waits on it. Also what
-// replay reads back from markers: side-effect values and patch ids.
+// replay reads back from markers: side-effect values, patch ids and the
+// outcomes of local activities (whose own machine is LocalActivityMachine).
 #pragma once
 
 #include <map>
@@ -15,6 +16,7 @@ namespace reprise::worker {
 // Marker names the SDK records.
 inline constexpr const char* kSideEffectMarker = "side_effect";
 inline constexpr const char* kPatchMarker = "patch";
+inline constexpr const char* kLocalActivityMarker = "local_activity";  // local_activity_machine.hpp
 
 // A marker's id detail (a side effect's sequence number, a patch's id), or
 // "" when it has none.
@@ -23,11 +25,14 @@ std::string marker_id(const google::protobuf::Map<std::string, v1::Payloads>& de
 // A RecordMarker command for marker `name` with id `id`.
 v1::Command marker_command(const char* name, const std::string& id);
 
-// Side-effect values and patch ids recorded by the markers of a history,
-// for the replayed activations that ask for them.
+// Side-effect values, patch ids and local-activity outcomes recorded by the
+// markers of a history, for the replayed activations that ask for them.
 struct RecordedMarkers {
   std::map<int64_t, v1::Payloads> side_effects;  // by sequence number
   std::set<std::string> patches;
+  // By sequence number; each names the task whose completion recorded it
+  // (workflow_task_completed_event_id), the activation it resolves in.
+  std::map<int64_t, v1::MarkerRecordedEventAttributes> local_activities;
 
   void note(const v1::History& events);
 };

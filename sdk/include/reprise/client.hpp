@@ -94,6 +94,9 @@ struct StartOptions {
   std::string id{};                           // the workflow id: one open run per id
   std::string task_queue{};                   // where its workers poll
   std::chrono::seconds execution_timeout{0};  // 0: none
+  // How long a worker may take over one workflow task before it is given
+  // to another (0: the server's default, 10 s).
+  std::chrono::milliseconds workflow_task_timeout{0};
   // Names this start call: a start retried with the same request id returns
   // the run the first one started (started() is then false). "" = a fresh
   // one per call, so starting a closed workflow's id again starts a new run.
@@ -227,6 +230,8 @@ class Client {
     }
     uploader().offload(*r.mutable_input());
     r.mutable_workflow_execution_timeout()->set_seconds(options.execution_timeout.count());
+    if (options.workflow_task_timeout.count() > 0)
+      set_duration(r.mutable_workflow_task_timeout(), options.workflow_task_timeout);
     r.set_request_id(options.request_id.empty() ? detail::new_request_id() : options.request_id);
     r.set_workflow_id_reuse_policy(options.id_reuse_policy);
     if (options.retry_policy) *r.mutable_retry_policy() = options.retry_policy->to_proto();

@@ -1,6 +1,6 @@
 // How workflow code asks for work to run: ActivityOptions (no default: an
-// activity needs a timeout) and ChildWorkflowOptions. Two unrelated types,
-// so one cannot be passed where the other belongs. ExternalWorkflow names the
+// activity needs a timeout), LocalActivityOptions and ChildWorkflowOptions.
+// Unrelated types, so one cannot be passed where another belongs. ExternalWorkflow names the
 // target of a signal or cancel request to another workflow. RetryPolicy is
 // shared by activities, child workflows and StartOptions.
 #pragma once
@@ -95,6 +95,55 @@ class ActivityOptions {
   ActivityOptions() = default;
   std::chrono::nanoseconds start_to_close_{0}, schedule_to_close_{0}, schedule_to_start_{0}, heartbeat_{0};
   std::string task_queue_;
+  v1::RetryPolicy retry_;
+};
+
+// How a local activity runs (ctx.execute_local): by the worker itself,
+// inside the workflow task, retried there with backoff. Like ActivityOptions
+// there is no default: options start from one of the two timeouts.
+// start_to_close bounds each attempt (one that takes longer counts as timed
+// out and is retried; the function itself is not interrupted);
+// schedule_to_close bounds all attempts together.
+class LocalActivityOptions {
+ public:
+  static LocalActivityOptions start_to_close(std::chrono::nanoseconds timeout) {
+    LocalActivityOptions o;
+    o.start_to_close_ = timeout;
+    return o;
+  }
+  static LocalActivityOptions schedule_to_close(std::chrono::nanoseconds timeout) {
+    LocalActivityOptions o;
+    o.schedule_to_close_ = timeout;
+    return o;
+  }
+  LocalActivityOptions& maximum_attempts(int attempts) {
+    retry_.set_maximum_attempts(attempts);
+    return *this;
+  }
+  LocalActivityOptions& retry_initial_interval(std::chrono::nanoseconds interval) {
+    set_duration(retry_.mutable_initial_interval(), interval);
+    return *this;
+  }
+  LocalActivityOptions& non_retryable(std::string error_type) {
+    retry_.add_non_retryable_error_types(std::move(error_type));
+    return *this;
+  }
+  // The whole policy at once, replacing what the three above set.
+  LocalActivityOptions& retry(const RetryPolicy& policy) {
+    retry_ = policy.to_proto();
+    return *this;
+  }
+
+  // The request the worker runs: the same attributes a scheduled activity has.
+  void apply(v1::ScheduleActivityTaskCommandAttributes& a) const {
+    if (start_to_close_.count() > 0) set_duration(a.mutable_start_to_close_timeout(), start_to_close_);
+    if (schedule_to_close_.count() > 0) set_duration(a.mutable_schedule_to_close_timeout(), schedule_to_close_);
+    *a.mutable_retry_policy() = retry_;
+  }
+
+ private:
+  LocalActivityOptions() = default;
+  std::chrono::nanoseconds start_to_close_{0}, schedule_to_close_{0};
   v1::RetryPolicy retry_;
 };
 

@@ -150,6 +150,11 @@ class StackfulContext {
   auto execute(const Handle& handle, const Options& options, Args&&... args) {
     return wrap(ctx_.execute(handle, options, std::forward<Args>(args)...));
   }
+  // Runs a local activity: ctx.execute_local(handle, options, args...).get().
+  template <typename Handle, typename Options, typename... Args>
+  auto execute_local(const Handle& handle, const Options& options, Args&&... args) {
+    return wrap(ctx_.execute_local(handle, options, std::forward<Args>(args)...));
+  }
   // Starts a child workflow (of either style).
   template <typename Handle, typename Options, typename... Args>
   auto execute_child(const Handle& handle, const Options& options, Args&&... args) {

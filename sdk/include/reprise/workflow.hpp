@@ -131,6 +131,49 @@ class WorkflowContext {
     return ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type>(nullptr);
   }
 
+  // Runs the activity in this worker, inside the workflow task, and returns
+  // its future (an ActivityError after its retries, as for execute). No
+  // server round trip per attempt: its outcome is recorded as one marker
+  // when the task completes, and replay reads it from there. For short work
+  // (well under the workflow task timeout); at-least-once like any activity.
+  template <auto Fn, typename... Args>
+  ActivityFuture<typename Activity<Fn>::result_type> execute_local(const Activity<Fn>& activity,
+                                                                   const LocalActivityOptions& options,
+                                                                   Args&&... args) {
+    using Params = typename Activity<Fn>::signature::args;
+    constexpr bool matches = detail::call_matches<Params, Args&&...>::value;
+    static_assert(matches,
+                  "reprise: ctx.execute_local: the arguments do not match the activity's parameters "
+                  "(the error below names the activity, what it expects and what it was called with)");
+    if constexpr (!matches) {
+      (void)sizeof(detail::mismatch<detail::activity_call_mismatch, Fn, Params, Args...>);
+      return ActivityFuture<typename Activity<Fn>::result_type>(nullptr);
+    } else {
+      v1::ScheduleActivityTaskCommandAttributes a;
+      a.mutable_activity_type()->set_name(activity.name);
+      options.apply(a);
+      *a.mutable_input() = detail::encode_as(static_cast<Params*>(nullptr), std::forward<Args>(args)...);
+      return ActivityFuture<typename Activity<Fn>::result_type>(
+          core_.schedule_local_activity(std::move(a), cancellable_));
+    }
+  }
+  // Options of a normal activity where local-activity options belong.
+  template <auto Fn, typename Options, typename... Args>
+  ActivityFuture<typename Activity<Fn>::result_type> execute_local(const Activity<Fn>&, const Options&, Args&&...) {
+    static_assert(detail::always_false<Options>,
+                  "reprise: ctx.execute_local takes reprise::LocalActivityOptions (made from a timeout)");
+    return ActivityFuture<typename Activity<Fn>::result_type>(nullptr);
+  }
+  // A workflow handle where an activity belongs.
+  template <auto Fn, typename Options, typename... Args>
+  ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type> execute_local(const WorkflowDef<Fn>&, const Options&,
+                                                                           Args&&...) {
+    static_assert(detail::always_false<Options>,
+                  "reprise: ctx.execute_local runs activities; to run a workflow from a workflow, "
+                  "use ctx.execute_child(workflow, reprise::ChildWorkflowOptions(), args...)");
+    return ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type>(nullptr);
+  }
+
   // Starts a child workflow and returns the future of its result.
   template <auto Fn, typename... Args>
   ChildWorkflowFuture<typename WorkflowDef<Fn>::result_type> execute_child(const WorkflowDef<Fn>& workflow,

@@ -6,7 +6,9 @@
 //   worker.start();   // pollers and pools run until stop()
 //
 // Workflow tasks and activities run on separate pools of plain threads: an
-// activity may block, a workflow task must not. Each workflow task replays
+// activity may block, a workflow task must not. A local activity
+// (ctx.execute_local) runs on the activity pool while its workflow task
+// waits for it. Each workflow task replays
 // a cached workflow forward (or replays it from history after a cache miss)
 // and answers with the commands it issues.
 //
@@ -31,6 +33,7 @@
 #include "reprise/workflow.hpp"
 
 namespace reprise::worker {
+class LocalActivityExecutor;
 class StickyCache;
 class TaskPool;
 class WorkflowTaskRunner;
@@ -133,8 +136,9 @@ class Worker {
   std::map<std::string, ActivityRunner> activities_;
   std::string sticky_queue_;  // this worker's own queue for the workflows it caches
   std::unique_ptr<worker::StickyCache> cache_;
-  std::unique_ptr<EagerSlots> eager_slots_;                     // activity threads held for eager activities
-  std::unique_ptr<worker::WorkflowTaskRunner> workflow_tasks_;  // answers workflow and query tasks
+  std::unique_ptr<EagerSlots> eager_slots_;                          // activity threads held for eager activities
+  std::unique_ptr<worker::LocalActivityExecutor> local_activities_;  // runs ctx.execute_local on the activity pool
+  std::unique_ptr<worker::WorkflowTaskRunner> workflow_tasks_;       // answers workflow and query tasks
   std::atomic<bool> stopping_{false};
   std::unique_ptr<worker::TaskPool> workflow_pool_;
   std::unique_ptr<worker::TaskPool> activity_pool_;

@@ -69,6 +69,10 @@ class WorkflowCore {
   // comes back canceled.
   virtual std::shared_ptr<Pending> schedule_activity(v1::ScheduleActivityTaskCommandAttributes attributes,
                                                      bool cancellable) = 0;
+  // A local activity: run by the worker within the workflow task, its
+  // outcome recorded as a marker (on replay, read back from the marker).
+  virtual std::shared_ptr<Pending> schedule_local_activity(v1::ScheduleActivityTaskCommandAttributes attributes,
+                                                           bool cancellable) = 0;
   virtual std::shared_ptr<Pending> start_timer(std::chrono::nanoseconds duration, bool cancellable) = 0;
   virtual std::shared_ptr<Pending> start_child(v1::StartChildWorkflowExecutionCommandAttributes attributes,
                                                bool cancellable) = 0;
