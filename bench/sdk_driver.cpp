@@ -1,10 +1,12 @@
 // sdk_driver: the SDK and worker end to end on this machine.
 //
-//   sdk_driver --server PATH/reprise-server hello [--seconds 5] [--rounds 3] [--levels 1,8,64]
+//   sdk_driver --server PATH/reprise-server hello [--seconds 5] [--rounds 3] [--levels 1,8,64] [--local]
 //       hello workflows (one activity) per second through a real Worker and
 //       Client, remote (server process on loopback) and embedded (engine in
 //       this process), levels and modes interleaved across rounds; median
-//       and min–max over rounds, p50/p99 start-to-close latency.
+//       and min–max over rounds, p50/p99 start-to-close latency. --local
+//       adds hello_local (the activity run with ctx.execute_local),
+//       interleaved with hello, and prints the history of one of each.
 //   sdk_driver --server PATH/reprise-server parked [--count 10000]
 //              [--style stackless|stackful] [--stack-kib 64] [--no-guard]
 //       memory per cached parked workflow: `count` workflows waiting on a
@@ -40,6 +42,25 @@ Workflow<std::string> hello(WorkflowContext& ctx, std::string name) {
   co_return co_await ctx.execute(greet_activity, ActivityOptions::start_to_close(10s), name);
 }
 inline constexpr WorkflowDef<&hello> hello_wf{"hello"};
+// The same greeting as a local activity: the whole workflow is one workflow task.
+Workflow<std::string> hello_local(WorkflowContext& ctx, std::string name) {
+  co_return co_await ctx.execute_local(greet_activity, LocalActivityOptions::start_to_close(10s), name);
+}
+inline constexpr WorkflowDef<&hello_local> hello_local_wf{"hello_local"};
+
+// "N events, M workflow tasks" of workflow `id`'s history.
+std::string history_shape(Connection& connection, const std::string& id) {
+  v1::GetHistoryRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(id);
+  const v1::History history = connection.get_history(r, 10s).history();
+  int tasks = 0;
+  std::string types;
+  for (const auto& e : history.events()) {
+    tasks += e.event_type() == v1::EVENT_TYPE_WORKFLOW_TASK_STARTED;
+    types += (types.empty() ? "" : ", ") + v1::EventType_Name(e.event_type()).substr(sizeof("EVENT_TYPE_") - 1);
+  }
+  return std::to_string(history.events_size()) + " events, " + std::to_string(tasks) + " workflow task(s): " + types;
+}
 
 std::atomic<int64_t> parked{0};
 inline constexpr Signal<int64_t> wake{"wake"};
@@ -80,7 +101,7 @@ struct Level {
   double p50_ms = 0, p99_ms = 0;
 };
 
-Level run_level(Client& client, int concurrency, int seconds, const std::string& tag) {
+Level run_level(Client& client, int concurrency, int seconds, const std::string& tag, bool local) {
   std::atomic<int64_t> done{0};
   std::mutex mu;
   std::vector<double> latencies;
@@ -92,7 +113,11 @@ Level run_level(Client& client, int concurrency, int seconds, const std::string&
       for (int64_t i = 0; Steady::now() < end; ++i) {
         const auto start = Steady::now();
         const std::string id = tag + "-" + std::to_string(t) + "-" + std::to_string(i);
-        client.execute(hello_wf, {.id = id, .task_queue = "bench"}, std::string("bench"));
+        if (local) {
+          client.execute(hello_local_wf, {.id = id, .task_queue = "bench"}, std::string("bench"));
+        } else {
+          client.execute(hello_wf, {.id = id, .task_queue = "bench"}, std::string("bench"));
+        }
         mine.push_back(std::chrono::duration<double, std::milli>(Steady::now() - start).count());
         ++done;
       }
@@ -113,7 +138,9 @@ Level run_level(Client& client, int concurrency, int seconds, const std::string&
   return l;
 }
 
-int hello_mode(const std::string& server_binary, int seconds, int rounds, const std::vector<int>& levels) {
+int hello_mode(const std::string& server_binary, int seconds, int rounds, const std::vector<int>& levels, bool local) {
+  std::vector<std::string> variants = {"hello"};
+  if (local) variants.push_back("local");
   engine::testing::TempDir dir;
   std::string address;
   auto server = start_server(server_binary, dir.file("remote.db"), address);
@@ -127,6 +154,7 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
                                                                 .workflow_pollers = 2,
                                                                 .activity_pollers = 2});
     w->register_workflow(hello_wf);
+    w->register_workflow(hello_local_wf);
     w->register_activity(greet_activity);
     w->start();
     workers[mode] = std::move(w);
@@ -135,22 +163,31 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
   int tag = 0;
   for (int round = 0; round < rounds; ++round) {
     for (int level : levels) {
-      for (auto& [mode, connection] : connections) {
-        Client client(connection);
-        results[mode + " " + std::to_string(level)].push_back(
-            run_level(client, level, seconds, "r" + std::to_string(tag++)));
+      for (const std::string& variant : variants) {
+        for (auto& [mode, connection] : connections) {
+          Client client(connection);
+          results[mode + " " + variant + " " + std::to_string(level)].push_back(
+              run_level(client, level, seconds, "r" + std::to_string(tag++), variant == "local"));
+        }
       }
     }
   }
-  std::printf("%-14s %26s %10s %10s\n", "mode level", "workflows/s median [min-max]", "p50 ms", "p99 ms");
+  std::printf("%-20s %26s %10s %10s\n", "mode variant level", "workflows/s median [min-max]", "p50 ms", "p99 ms");
   for (auto& [key, runs] : results) {
     std::vector<double> rates;
     for (const Level& l : runs) rates.push_back(l.per_second);
     std::sort(rates.begin(), rates.end());
     const Level& mid = *std::find_if(runs.begin(), runs.end(),
                                      [&](const Level& l) { return l.per_second == rates[rates.size() / 2]; });
-    std::printf("%-14s %10.0f [%5.0f-%5.0f] %10.1f %10.1f\n", key.c_str(), rates[rates.size() / 2], rates.front(),
+    std::printf("%-20s %10.0f [%5.0f-%5.0f] %10.1f %10.1f\n", key.c_str(), rates[rates.size() / 2], rates.front(),
                 rates.back(), mid.p50_ms, mid.p99_ms);
+  }
+  Client remote(connections["remote"]);
+  remote.execute(hello_wf, {.id = "shape-hello", .task_queue = "bench"}, std::string("bench"));
+  std::printf("hello:       %s\n", history_shape(*connections["remote"], "shape-hello").c_str());
+  if (local) {
+    remote.execute(hello_local_wf, {.id = "shape-local", .task_queue = "bench"}, std::string("bench"));
+    std::printf("hello_local: %s\n", history_shape(*connections["remote"], "shape-local").c_str());
   }
   for (auto& [mode, w] : workers) w->stop();
   server->kill(SIGTERM);
@@ -210,6 +247,7 @@ int main(int argc, char** argv) {
   std::string style = "stackless";
   StackOptions stack;
   std::vector<int> levels = {1, 8, 64};
+  bool local = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -227,6 +265,8 @@ int main(int argc, char** argv) {
       stack.bytes = std::stoull(value()) * 1024;
     else if (arg == "--no-guard")
       stack.guard_page = false;
+    else if (arg == "--local")
+      local = true;
     else if (arg == "--levels") {
       levels.clear();
       std::stringstream list(value());
@@ -238,7 +278,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: sdk_driver --server PATH/reprise-server hello|parked [options]\n");
     return 2;
   }
-  if (mode == "hello") return hello_mode(server, seconds, rounds, levels);
+  if (mode == "hello") return hello_mode(server, seconds, rounds, levels, local);
   return style == "stackful" ? parked_mode(server, count, park_stackful_wf, stack)
                              : parked_mode(server, count, park_wf, stack);
 }
