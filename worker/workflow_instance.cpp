@@ -349,8 +349,11 @@ Result<v1::Payloads> WorkflowInstance::query(const std::string& name) {
     // No task has completed yet: run the first activation (as its pending
     // task will) so the handlers exist; its commands are not sent.
     replaying_ = true;
+    first_activation_for_query_ = true;
     commands_.clear();
-    REPRISE_RETURN_IF_ERROR(activate());
+    const Status activated = activate();
+    first_activation_for_query_ = false;
+    REPRISE_RETURN_IF_ERROR(activated);
   }
   if (body_ != nullptr && body_->finished()) {
     // The workflow function has returned or thrown: the state its handlers

@@ -178,6 +178,9 @@ class WorkflowInstance final : public detail::WorkflowCore, public FutureResolve
   bool completion_issued_ = false;
   bool closed_ = false;
   bool replaying_ = false;
+  // Running the first activation only to answer a query: no history yet,
+  // so patched() answers as the first task will, taking the new code.
+  bool first_activation_for_query_ = false;
   bool cancel_requested_ = false;  // WorkflowExecutionCancelRequested applied
   bool cancel_delivered_ = false;  // ... and the pending work canceled
   bool diverged_ = false;          // a non-determinism was found

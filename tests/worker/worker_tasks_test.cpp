@@ -45,6 +45,15 @@ Workflow<std::string> buggy(WorkflowContext&) {
 }
 inline constexpr WorkflowDef<&buggy> buggy_wf{"steps"};
 
+// Takes the new code's side of a patch, as every new run does.
+Workflow<std::string> patching(WorkflowContext& ctx) {
+  const std::string state = ctx.patched("v2") ? "patched" : "not patched";
+  ctx.on_query(state_query, [&state] { return state; });
+  co_await ctx.sleep(1min);
+  co_return state;
+}
+inline constexpr WorkflowDef<&patching> patching_wf{"steps"};
+
 // The history of `steps` through its first task, then the timer and the
 // next task's WorkflowTaskStarted: that task is in flight.
 Recorder steps_history_with_a_task_in_flight() {
@@ -96,6 +105,26 @@ TEST(WorkerQueries, AQueryDuringATaskInFlightSeesOnlyCompletedTasksAndRunsNoLive
   EXPECT_EQ(from_payload<std::string>(result.answer().payloads(0), "answer"), "started")
       << "the state of the last completed task, not of the one in flight";
   EXPECT_EQ(side_effects_computed.load(), computed_before) << "the in-flight task's side effect did not run";
+  worker->stop();
+}
+
+// Before the first task has completed, a query runs the first activation
+// (docs/sdk.md: "as the first will leave it"): a patch is taken as the
+// first task takes it, not as an old history without its marker would
+// (found by the simulator, issue 20).
+TEST(WorkerQueries, AQueryBeforeTheFirstTaskCompletedSeesAPatchAsTheFirstTaskTakesIt) {
+  const Recorder rec(to_payloads());  // the first task in flight
+  auto connection = std::make_shared<ScriptedConnection>();
+  auto worker = worker_for(connection, patching_wf);
+  v1::PollWorkflowTaskResponse query = task_with("query-1", rec.history());
+  (*query.mutable_queries())["q1"].set_query_type("state");
+  connection->queue_task(query);
+
+  auto answer = connection->next_answer();
+  ASSERT_TRUE(answer && answer->completed) << "the query was answered";
+  const v1::WorkflowQueryResult& result = answer->completed->query_results().at("q1");
+  ASSERT_TRUE(result.error_message().empty()) << result.error_message();
+  EXPECT_EQ(from_payload<std::string>(result.answer().payloads(0), "answer"), "patched");
   worker->stop();
 }
 
