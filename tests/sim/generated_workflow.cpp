@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace reprise::sim {
 
 namespace {
+
+uint32_t side_effect_calls = 0;
 
 // Retries after 1 s, 1.5 s, ... up to 10 s; an attempt that runs past its
 // 10 s start-to-close timeout is retried too.
@@ -54,13 +57,23 @@ Task<std::string> run_step(WorkflowContext& ctx, const Step& step, size_t i) {
       co_return "R" + n + "t";
     }
     case StepKind::kChild: {
-      std::string result =
-          co_await ctx.execute_child(generated_wf, ChildWorkflowOptions().id(step.child_id), step.child);
+      // Started outside the co_await: see continue_as_new below.
+      auto child = ctx.execute_child(generated_wf, ChildWorkflowOptions().id(step.child_id), step.child, Carried{});
+      std::string result = co_await child;
       std::replace(result.begin(), result.end(), ',', ';');
       co_return "c" + n + "(" + result + ")";
     }
+    case StepKind::kSideEffect: {
+      const uint32_t value = ctx.side_effect([] { return ++side_effect_calls; });
+      if (value % 2 == 1) co_await ctx.sleep(std::chrono::seconds(1));
+      co_return "s" + n;
+    }
+    case StepKind::kPatch:
+      co_return ctx.patched("p" + n) ? "P" + n : "unpatched" + n;
     case StepKind::kAwaitCancel:
       co_await ctx.wait(never_signal);
+      co_return "";
+    case StepKind::kContinue:  // the caller's
       co_return "";
   }
   co_return "";
@@ -68,22 +81,36 @@ Task<std::string> run_step(WorkflowContext& ctx, const Step& step, size_t i) {
 
 }  // namespace
 
+void reset_side_effect_calls() { side_effect_calls = 0; }
+
 std::string flaky(ActivityContext& ctx, int fail_times) {
   if (ctx.info().attempt <= fail_times) throw ApplicationError("Flaky", "simulated failure");
   return ctx.info().activity_id + "@" + std::to_string(ctx.info().attempt);
 }
 
-Workflow<std::string> generated(WorkflowContext& ctx, std::vector<Step> steps) {
-  std::string out;
+Workflow<std::string> generated(WorkflowContext& ctx, std::vector<Step> steps, Carried carried) {
+  std::string out = carried.parts;
   ctx.on_query(progress_query, [&out] { return out; });
   bool canceled = false;
+  std::optional<uint32_t> continue_at;
   try {
-    for (size_t i = 0; i < steps.size(); ++i) {
+    for (size_t i = carried.next_step; i < steps.size(); ++i) {
+      if (steps[i].kind == StepKind::kContinue) {
+        continue_at = static_cast<uint32_t>(i + 1);
+        break;
+      }
       const std::string part = co_await run_step(ctx, steps[i], i);
       if (!part.empty()) out += (out.empty() ? "" : ",") + part;
     }
   } catch (const CanceledError&) {
     canceled = true;  // (no co_await inside a handler)
+  }
+  if (continue_at) {
+    // Named, not a temporary inside the co_await expression: GCC 12
+    // destroyed such a temporary twice (free(): invalid pointer in ~Carried).
+    Carried next{out, *continue_at};
+    ContinueAsNew continuing = ctx.continue_as_new(generated_wf, steps, next);
+    co_await continuing;
   }
   if (canceled) {
     WorkflowContext cleanup = ctx.non_cancellable();

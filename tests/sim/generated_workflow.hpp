@@ -11,6 +11,12 @@
 //                any(), whichever resolved first; the loser is canceled;
 //   child i      "c<i>(<the child's result, ';' for ','>)": a child workflow
 //                running its own generated steps, awaited;
+//   side effect  "s<i>": a side_effect() whose value (a count of calls,
+//                different on every call) picks whether a 1 s timer runs,
+//                so a replay that computed it again would diverge;
+//   patch        "P<i>": patched("p<i>") taken (every run is new code);
+//   continue     nothing: the run continues as new with the same steps,
+//                carrying the parts so far and the index of the next step;
 //   await-cancel nothing: waits for a signal nobody sends, so only a cancel
 //                of the workflow ends it.
 // A cancel of the workflow (CanceledError at whatever it awaits) runs the
@@ -27,7 +33,7 @@
 
 namespace reprise::sim {
 
-enum class StepKind { kActivity, kTimer, kSignal, kAll, kRace, kChild, kAwaitCancel };
+enum class StepKind { kActivity, kTimer, kSignal, kAll, kRace, kChild, kAwaitCancel, kSideEffect, kPatch, kContinue };
 
 struct Step {
   StepKind kind = StepKind::kActivity;
@@ -47,11 +53,24 @@ inline constexpr Activity<&flaky> flaky_activity{"flaky"};
 // history shows which activity was the cleanup.
 inline constexpr Activity<&flaky> cleanup_activity{"cleanup"};
 
+// What a run continued as new starts from: the parts so far and the step
+// it goes on with.
+struct Carried {
+  std::string parts;
+  uint32_t next_step = 0;
+  MSGPACK_DEFINE(parts, next_step);
+};
+
+// The values side effects compute: a count of calls in this process, so
+// no two calls give the same. Reset at the start of each simulated run, so
+// that a seed runs the same every time.
+void reset_side_effect_calls();
+
 inline constexpr Signal<std::string> go_signal{"go"};
 inline constexpr Signal<std::string> never_signal{"never"};  // sent by nobody
 inline constexpr Query<std::string> progress_query{"progress"};
 
-Workflow<std::string> generated(WorkflowContext& ctx, std::vector<Step> steps);
+Workflow<std::string> generated(WorkflowContext& ctx, std::vector<Step> steps, Carried carried);
 inline constexpr WorkflowDef<&generated> generated_wf{"generated"};
 
 }  // namespace reprise::sim

@@ -66,6 +66,12 @@ const char* kind_name(StepKind kind) {
       return "child";
     case StepKind::kAwaitCancel:
       return "await-cancel";
+    case StepKind::kSideEffect:
+      return "side-effect";
+    case StepKind::kPatch:
+      return "patch";
+    case StepKind::kContinue:
+      return "continue-as-new";
   }
   return "?";
 }
@@ -75,10 +81,10 @@ const char* kind_name(StepKind kind) {
 constexpr int kRaceLongTimer = 3600;
 
 // A step of a top-level workflow; a child's steps are activities, timers,
-// all and race only (nobody signals a child).
+// all, race, side effects and patches only (nobody signals a child).
 Step generate_step(Scheduler& s, bool child) {
   Step step;
-  switch (s.random(child ? 4 : 6)) {
+  switch (s.random(child ? 6 : 8)) {
     case 0:
       step.kind = StepKind::kActivity;
       step.fail_times = static_cast<int>(s.random(3));
@@ -98,6 +104,12 @@ Step generate_step(Scheduler& s, bool child) {
       step.seconds = s.chance(0.5) ? 1 + static_cast<int>(s.random(5)) : kRaceLongTimer;
       break;
     case 4:
+      step.kind = StepKind::kSideEffect;
+      break;
+    case 5:
+      step.kind = StepKind::kPatch;
+      break;
+    case 6:
       step.kind = StepKind::kChild;
       break;
     default:
@@ -133,6 +145,17 @@ std::vector<WorkflowSpec> generate(Scheduler& s, int index) {
     }
     spec.steps.push_back(step);
   }
+  // Continue-as-new once or twice, where nothing can be lost with the old
+  // run: a signal that reaches it after its last wait would be (nor does
+  // Temporal carry one over), and a cancel targets one run.
+  if (!spec.cancel && spec.signals == 0 && s.chance(0.3)) {
+    const int continues = 1 + static_cast<int>(s.random(2));
+    for (int k = 0; k < continues; ++k) {
+      Step next;
+      next.kind = StepKind::kContinue;
+      spec.steps.insert(spec.steps.begin() + static_cast<long>(s.random(spec.steps.size() + 1)), next);
+    }
+  }
   if (spec.cancel) {
     Step wait;
     wait.kind = StepKind::kAwaitCancel;
@@ -142,6 +165,13 @@ std::vector<WorkflowSpec> generate(Scheduler& s, int index) {
   std::vector<WorkflowSpec> out{std::move(spec)};
   for (auto& child : children) out.push_back(std::move(child));
   return out;
+}
+
+bool continues_as_new(const WorkflowSpec& spec) {
+  for (const Step& step : spec.steps) {
+    if (step.kind == StepKind::kContinue) return true;
+  }
+  return false;
 }
 
 // The reference model: for each part of the result, in order, the values
@@ -190,7 +220,14 @@ Parts model_parts(const std::string& id, const std::vector<Step>& steps) {
         out.push_back(std::move(parts));
         break;
       }
+      case StepKind::kSideEffect:
+        out.push_back({"s" + n});
+        break;
+      case StepKind::kPatch:
+        out.push_back({"P" + n});
+        break;
       case StepKind::kAwaitCancel:
+      case StepKind::kContinue:
         break;
     }
   }
@@ -298,10 +335,19 @@ void Simulation::start_workflow(Tracked& w) {
   r.set_workflow_id(w.spec.id);
   r.mutable_workflow_type()->set_name(generated_wf.name);
   r.mutable_task_queue()->set_name("sim");
-  *r.mutable_input() = to_payloads(w.spec.steps);
+  *r.mutable_input() = to_payloads(w.spec.steps, Carried{});
   r.set_request_id("start-" + w.spec.id);
   r.mutable_workflow_task_timeout()->set_seconds(10);
   auto answered = [this, &w](Result<v1::StartWorkflowResponse> out) {
+    // A retry whose earlier try started the run (its answer lost) finds
+    // the run it continued as: that run has no start request id
+    // (MutableState::next_run_request, as Temporal gives a new run a new
+    // one), so the retry is not matched and is told the id is in use.
+    if (!out && out.status().code() == StatusCode::kAlreadyExists && continues_as_new(w.spec)) {
+      s_.note("start " + w.spec.id + " found the run it continued as");
+      ++kinds_["start retry found a continued run"];
+      out = v1::StartWorkflowResponse();
+    }
     if (!out) {
       if (!transient(out.status())) fail("start " + w.spec.id + ": " + out.status().to_string());
       s_.after(s_.random_duration(100ms, 1s), "retry start", [this, &w] { start_workflow(w); });
@@ -774,6 +820,7 @@ SimResult Simulation::run() {
 
 SimResult run_simulation(const SimOptions& options) {
   log::set_level(options.verbose ? log::Level::kInfo : log::Level::kOff);
+  reset_side_effect_calls();
   Simulation simulation(options);
   return simulation.run();
 }
