@@ -26,6 +26,7 @@
 
 #include "child_process.hpp"
 #include "reprise/v1/service.grpc.pb.h"
+#include "storage_stats_report.hpp"
 #include "store_test_util.hpp"
 
 using namespace reprise;
@@ -99,6 +100,7 @@ struct LevelResult {
   double p50_ms = 0;
   double p99_ms = 0;
   int failures = 0;
+  std::string storage;  // bench::per_workflow for the level
 };
 
 LevelResult run_level(Stub& stub, int concurrency, int seconds, int round) {
@@ -115,6 +117,7 @@ LevelResult run_level(Stub& stub, int concurrency, int seconds, int round) {
   std::atomic<int> failures{0};
   std::atomic<bool> clients_stop{false};
   std::vector<std::thread> clients;
+  const v1::GetStorageStatsResponse stats_before = bench::storage_stats(stub);
   const auto began = Steady::now();
   for (int c = 0; c < concurrency; ++c) {
     clients.emplace_back([&, c] {
@@ -154,6 +157,7 @@ LevelResult run_level(Stub& stub, int concurrency, int seconds, int round) {
   clients_stop = true;
   for (auto& t : clients) t.join();
   const double elapsed = std::chrono::duration<double>(Steady::now() - began).count();
+  const v1::GetStorageStatsResponse stats_after = bench::storage_stats(stub);
   stop = true;
   for (auto& t : workers) t.join();
 
@@ -165,6 +169,7 @@ LevelResult run_level(Stub& stub, int concurrency, int seconds, int round) {
     r.p99_ms = latencies_ms[std::min(latencies_ms.size() - 1, latencies_ms.size() * 99 / 100)];
   }
   r.failures = failures;
+  r.storage = bench::per_workflow(stats_before, stats_after, static_cast<int64_t>(latencies_ms.size()));
   return r;
 }
 
@@ -224,6 +229,7 @@ int main(int argc, char** argv) {
       LevelResult r = run_level(*stub, level, o.seconds, round);
       std::printf("  round %d, %2d concurrent: %7.1f workflows/s  p50 %6.2f ms  p99 %6.2f ms  failures %d\n", round + 1,
                   level, r.workflows_per_second, r.p50_ms, r.p99_ms, r.failures);
+      std::printf("    %s\n", r.storage.c_str());
       std::fflush(stdout);
       results[level].push_back(r);
     }

@@ -28,6 +28,7 @@
 #include "reprise/client.hpp"
 #include "reprise/stackful.hpp"
 #include "reprise/worker.hpp"
+#include "storage_stats_report.hpp"
 #include "store_test_util.hpp"
 
 using namespace reprise;
@@ -99,6 +100,8 @@ int64_t rss_bytes() {
 struct Level {
   double per_second = 0;
   double p50_ms = 0, p99_ms = 0;
+  int64_t workflows = 0;
+  std::string storage;  // remote: bench::per_workflow for the run
 };
 
 Level run_level(Client& client, int concurrency, int seconds, const std::string& tag, bool local) {
@@ -130,6 +133,7 @@ Level run_level(Client& client, int concurrency, int seconds, const std::string&
   const double elapsed = std::chrono::duration<double>(Steady::now() - started).count();
   std::sort(latencies.begin(), latencies.end());
   Level l;
+  l.workflows = done;
   l.per_second = static_cast<double>(done) / elapsed;
   if (!latencies.empty()) {
     l.p50_ms = latencies[latencies.size() / 2];
@@ -159,6 +163,7 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
     w->start();
     workers[mode] = std::move(w);
   }
+  auto stats_stub = v1::WorkflowService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   std::map<std::string, std::vector<Level>> results;
   int tag = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -166,8 +171,13 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
       for (const std::string& variant : variants) {
         for (auto& [mode, connection] : connections) {
           Client client(connection);
-          results[mode + " " + variant + " " + std::to_string(level)].push_back(
-              run_level(client, level, seconds, "r" + std::to_string(tag++), variant == "local"));
+          const v1::GetStorageStatsResponse before = bench::storage_stats(*stats_stub);
+          Level l = run_level(client, level, seconds, "r" + std::to_string(tag++), variant == "local");
+          if (mode == "remote") {
+            l.storage = bench::per_workflow(before, bench::storage_stats(*stats_stub), l.workflows);
+            std::printf("round %d, remote %d: %s\n", round + 1, level, l.storage.c_str());
+          }
+          results[mode + " " + variant + " " + std::to_string(level)].push_back(std::move(l));
         }
       }
     }

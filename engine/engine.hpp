@@ -202,6 +202,8 @@ class Engine {
   // "" while the server makes progress; otherwise why it cannot (its store
   // cannot write: a full disk), for describe and the health status.
   std::string server_problem() const { return store_.write_problem(); }
+  // The store's counts of commits, syncs and checkpoints (GetStorageStats).
+  StorageStats storage_stats() const { return store_.storage_stats(); }
 
   // Looks for due timers now (tests that move a ManualClock call this; with
   // an EngineRuntime, its driver whenever a timer may be due).

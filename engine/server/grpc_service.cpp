@@ -135,6 +135,31 @@ grpc::ServerUnaryReactor* GrpcService::Health(grpc::CallbackServerContext* c, co
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
+grpc::ServerUnaryReactor* GrpcService::GetStorageStats(grpc::CallbackServerContext* c,
+                                                       const v1::GetStorageStatsRequest*,
+                                                       v1::GetStorageStatsResponse* r) {
+  const StorageStats s = engine_.storage_stats();
+  r->set_transitions(s.writes.transitions);
+  r->set_jobs(s.writes.jobs);
+  r->set_commits(s.writes.batches);
+  r->set_largest_batch(s.writes.largest_batch);
+  for (int64_t n : s.writes.batch_sizes) r->add_batch_sizes(n);
+  r->set_wal_syncs(s.wal_syncs);
+  r->set_database_syncs(s.database_syncs);
+  const CheckpointStats& cp = s.checkpoints;
+  r->set_passive_checkpoints(cp.passive);
+  r->set_restart_checkpoints(cp.restarts);
+  r->set_restart_checkpoints_busy(cp.restarts_busy);
+  r->set_failed_checkpoints(cp.failed);
+  r->set_checkpointed_pages(cp.copied_pages);
+  r->set_checkpoint_micros(std::chrono::duration_cast<std::chrono::microseconds>(cp.time).count());
+  r->set_longest_checkpoint_micros(std::chrono::duration_cast<std::chrono::microseconds>(cp.longest).count());
+  r->set_wal_pages(cp.wal_pages);
+  r->set_largest_wal_pages(cp.largest_wal_pages);
+  grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
 grpc::ServerUnaryReactor* GrpcService::PollWorkflowTask(grpc::CallbackServerContext*,
                                                         const v1::PollWorkflowTaskRequest* q,
                                                         v1::PollWorkflowTaskResponse* r) {

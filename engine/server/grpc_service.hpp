@@ -81,6 +81,8 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
                                                            v1::PutPayloadResponse* r) override;
   grpc::ServerUnaryReactor* Health(grpc::CallbackServerContext* c, const v1::HealthRequest* q,
                                    v1::HealthResponse* r) override;
+  grpc::ServerUnaryReactor* GetStorageStats(grpc::CallbackServerContext* c, const v1::GetStorageStatsRequest* q,
+                                            v1::GetStorageStatsResponse* r) override;
   grpc::ServerUnaryReactor* PollWorkflowTask(grpc::CallbackServerContext* c, const v1::PollWorkflowTaskRequest* q,
                                              v1::PollWorkflowTaskResponse* r) override;
   grpc::ServerUnaryReactor* CompleteWorkflowTask(grpc::CallbackServerContext* c,

@@ -9,7 +9,6 @@
 namespace reprise::engine {
 
 namespace {
-constexpr int kBusyTimeoutMs = 10'000;
 
 // Why a write to the database at `path` could not succeed, or "" if neither
 // the disk nor the process's file size limit explains it.
@@ -127,21 +126,19 @@ bool Statement::column_is_null(int index) const { return sqlite3_column_type(stm
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::connect(const std::string& path, int flags, const std::string& vfs) {
   sqlite3* raw = nullptr;
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, vfs.empty() ? nullptr : vfs.c_str());
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, vfs.empty() ? nullptr : vfs.c_str());
   std::unique_ptr<SqliteDb> db(new SqliteDb(raw, path));
   if (rc != SQLITE_OK) {
     if (raw == nullptr) return Status::resource_exhausted("out of memory opening database '" + path + "'");
     return db->error(rc, "cannot open");
   }
   sqlite3_extended_result_codes(raw, 1);
-  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  sqlite3_busy_timeout(raw, static_cast<int>(kBusyTimeout.count()));
   return db;
 }
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::open_as_is(const std::string& path, bool create, const std::string& vfs) {
-  Result<std::unique_ptr<SqliteDb>> db =
-      connect(path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), vfs);
+  Result<std::unique_ptr<SqliteDb>> db = connect(path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), vfs);
   if (!db) return db;
   // SQLite quietly falls back to read-only when it cannot write the file.
   if (sqlite3_db_readonly((*db)->handle(), "main") == 1) {
@@ -234,6 +231,31 @@ void SqliteDb::count_commits(std::atomic<int64_t>* counter) {
         return 0;  // let the commit go ahead
       },
       counter);
+}
+
+void SqliteDb::replace_auto_checkpoint(std::function<void(int64_t)> after_commit) {
+  // Both set the same hook: the automatic checkpoint off first, then ours.
+  sqlite3_wal_autocheckpoint(db_, 0);
+  after_commit_ = std::move(after_commit);
+  sqlite3_wal_hook(
+      db_,
+      [](void* self, sqlite3*, const char*, int pages) {
+        static_cast<SqliteDb*>(self)->after_commit_(pages);
+        return SQLITE_OK;
+      },
+      this);
+}
+
+Result<CheckpointOutcome> SqliteDb::checkpoint(CheckpointMode mode) {
+  const int sqlite_mode = mode == CheckpointMode::kPassive ? SQLITE_CHECKPOINT_PASSIVE : SQLITE_CHECKPOINT_RESTART;
+  int wal_pages = 0, copied = 0;
+  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, sqlite_mode, &wal_pages, &copied);
+  if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY) return error(rc, "checkpoint");
+  return CheckpointOutcome{(rc & 0xff) == SQLITE_BUSY, wal_pages, copied};
+}
+
+void SqliteDb::set_busy_timeout(std::chrono::milliseconds timeout) {
+  sqlite3_busy_timeout(db_, static_cast<int>(timeout.count()));
 }
 
 bool SqliteDb::in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }

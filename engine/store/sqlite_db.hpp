@@ -7,7 +7,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -68,6 +70,23 @@ enum class Durability {
   kNormal,
 };
 
+enum class CheckpointMode {
+  // Copies what no reader still needs from the WAL into the database; waits
+  // for nobody, and the writer goes on writing meanwhile.
+  kPassive,
+  // Waits (busy timeout) for the writer and for every reader to be past the
+  // WAL's end, copies all of it, and has the next write start the WAL over.
+  // Writers wait while it does.
+  kRestart,
+};
+
+// sqlite3_wal_checkpoint_v2's answer, in pages (frames) of the WAL.
+struct CheckpointOutcome {
+  bool busy = false;         // a restart could not wait long enough
+  int64_t wal_pages = 0;     // in the WAL
+  int64_t copied_pages = 0;  // of those, in the database now (cumulative over the WAL's life)
+};
+
 // What a connection reports it runs with (PRAGMA synchronous, journal_mode):
 // the settings configure() makes, read back.
 struct ConnectionSettings {
@@ -77,6 +96,8 @@ struct ConnectionSettings {
 
 class SqliteDb {
  public:
+  // How long a statement waits for a lock before SQLITE_BUSY, unless told.
+  static constexpr std::chrono::milliseconds kBusyTimeout{10'000};
   // Opens (creating if `create`) the file and sets WAL mode, the durability
   // level and a busy timeout. `vfs` names a registered SQLite VFS to open it
   // through; "" is SQLite's default (tests simulate a power loss with one).
@@ -106,6 +127,14 @@ class SqliteDb {
   // counts its transactions); `counter` must outlive the connection.
   void count_commits(std::atomic<int64_t>* counter);
   bool in_transaction() const;
+  // Turns SQLite's automatic checkpoint off on this connection (it would run
+  // inside COMMIT, on the committing thread) and calls `after_commit` with
+  // the WAL's size in pages after each commit of this connection, on the
+  // committing thread, instead.
+  void replace_auto_checkpoint(std::function<void(int64_t wal_pages)> after_commit);
+  Result<CheckpointOutcome> checkpoint(CheckpointMode mode);
+  // How long a statement waits for a lock before SQLITE_BUSY.
+  void set_busy_timeout(std::chrono::milliseconds timeout);
   const std::string& path() const { return path_; }
 
   // A Status for the connection's last error: its code mapped to ours and a
@@ -125,7 +154,8 @@ class SqliteDb {
   sqlite3* db_;
   std::string path_;
   std::map<const char*, sqlite3_stmt*> cache_;
-  mutable bool out_of_space_ = false;  // set by error()
+  std::function<void(int64_t)> after_commit_;  // replace_auto_checkpoint()
+  mutable bool out_of_space_ = false;          // set by error()
 };
 
 }  // namespace reprise::engine

@@ -131,7 +131,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
   // which rewrites the header of a file in another mode (someone else's
   // database) and turns an empty file into an empty database.
   REPRISE_RETURN_IF_ERROR(check_file_before_open(path, options.init_empty_file));
-  Result<std::unique_ptr<SqliteDb>> writer = SqliteDb::open_as_is(path, false, options.vfs);
+  Result<std::unique_ptr<SyncCountingVfs>> vfs = SyncCountingVfs::create(options.vfs);
+  if (!vfs) return vfs.status();
+  const std::string& vfs_name = (*vfs)->name();
+  Result<std::unique_ptr<SqliteDb>> writer = SqliteDb::open_as_is(path, false, vfs_name);
   if (!writer) return writer.status();
   Result<int> version = read_schema_version(**writer);
   if (!version) return version.status();
@@ -166,10 +169,12 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
 
   std::vector<std::unique_ptr<SqliteDb>> readers;
   for (int i = 0; i < std::max(1, options.read_connections); ++i) {
-    Result<std::unique_ptr<SqliteDb>> r = SqliteDb::open(path, false, options.durability, options.vfs);
+    Result<std::unique_ptr<SqliteDb>> r = SqliteDb::open(path, false, options.durability, vfs_name);
     if (!r) return r.status();
     readers.push_back(std::move(*r));
   }
+  Result<std::unique_ptr<SqliteDb>> checkpoint_db = SqliteDb::open(path, false, options.durability, vfs_name);
+  if (!checkpoint_db) return checkpoint_db.status();
   std::vector<SqliteDb*> connections = {writer->get()};
   for (auto& reader : readers) connections.push_back(reader.get());
   for (SqliteDb* db : connections) {
@@ -181,27 +186,44 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
   (*writer)->count_commits(commits.get());
   for (auto& reader : readers) reader->count_commits(commits.get());
 
+  if (!options.writer_thread) options.checkpoints.runner = CheckpointOptions::Runner::kCaller;
+  auto checkpointer = std::make_unique<WalCheckpointer>(std::move(*checkpoint_db), options.checkpoints);
+  (*writer)->replace_auto_checkpoint([c = checkpointer.get()](int64_t wal_pages) { c->wal_committed(wal_pages); });
+
   auto pool = std::make_unique<ReadPool>(std::move(readers));
   auto tw = std::make_unique<TransitionWriter>(std::move(*writer), options.max_batch, std::move(options.fault_hook),
                                                options.wait_when_full, std::move(options.on_write_stall),
-                                               options.writer_thread);
+                                               options.writer_thread, checkpointer.get());
   auto blobs = std::make_unique<SqliteBlobStore>(*tw, *pool, clock, options.blobs);
-  return std::unique_ptr<SqliteStore>(
-      new SqliteStore(path, report, std::move(commits), std::move(pool), std::move(tw), std::move(blobs)));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(*vfs), path, report, std::move(commits),
+                                                      std::move(checkpointer), std::move(pool), std::move(tw),
+                                                      std::move(blobs)));
 }
 
-SqliteStore::SqliteStore(std::string path, OpenReport report, std::unique_ptr<std::atomic<int64_t>> commits,
+SqliteStore::SqliteStore(std::unique_ptr<SyncCountingVfs> vfs, std::string path, OpenReport report,
+                         std::unique_ptr<std::atomic<int64_t>> commits, std::unique_ptr<WalCheckpointer> checkpointer,
                          std::unique_ptr<ReadPool> readers, std::unique_ptr<TransitionWriter> writer,
                          std::unique_ptr<SqliteBlobStore> blobs)
-    : path_(std::move(path)),
+    : vfs_(std::move(vfs)),
+      path_(std::move(path)),
       report_(report),
       commits_(std::move(commits)),
+      checkpointer_(std::move(checkpointer)),
       readers_(std::move(readers)),
       writer_(std::move(writer)),
       blobs_(std::move(blobs)) {}
 
 SqliteStore::~SqliteStore() {
   writer_.reset();  // commits or fails everything queued first
+}
+
+StorageStats SqliteStore::storage_stats() const {
+  StorageStats stats;
+  stats.writes = writer_->stats();
+  stats.checkpoints = checkpointer_->stats();
+  stats.wal_syncs = vfs_->wal_syncs();
+  stats.database_syncs = vfs_->database_syncs();
+  return stats;
 }
 
 void SqliteStore::commit_async(Transition transition, CommitCallback done) {

@@ -3,7 +3,9 @@
 // One writer connection on the TransitionWriter thread commits transitions in
 // groups, and the blob store's writes with them; a small pool of reader
 // connections serves reads concurrently (WAL lets readers run beside the
-// writer).
+// writer); a WalCheckpointer with a connection of its own checkpoints the WAL
+// off the commit path. Every connection goes through a SyncCountingVfs, which
+// counts the syncs storage_stats() reports.
 // Durability is explicit (StoreOptions::durability) and documented in
 // docs/storage.md.
 #pragma once
@@ -17,7 +19,9 @@
 #include "engine/store/sqlite_blob_store.hpp"
 #include "engine/store/sqlite_db.hpp"
 #include "engine/store/store.hpp"
+#include "engine/store/sync_counting_vfs.hpp"
 #include "engine/store/transition_writer.hpp"
+#include "engine/store/wal_checkpointer.hpp"
 
 namespace reprise::engine {
 
@@ -44,6 +48,9 @@ struct StoreOptions {
   // false: the writer has no thread, and commits only when the driver calls
   // commit_next_batch() (the deterministic simulator; transition_writer.hpp).
   bool writer_thread = true;
+  // When and by whom the WAL is checkpointed (wal_checkpointer.hpp). kCaller:
+  // by the writer when idle; always so without a writer thread.
+  CheckpointOptions checkpoints{};
   const Clock* clock = nullptr;  // defaults to the system clock
   // The registered SQLite VFS the store's connections go through; "" is
   // SQLite's default. Tests only: one that drops what was never synced
@@ -89,6 +96,7 @@ class SqliteStore final : public Store {
   BlobStore& blobs() override { return *blobs_; }
   std::string write_problem() const override { return writer_->problem(); }
   void stop_waiting_for_space() override { writer_->stop_waiting_for_space(); }
+  StorageStats storage_stats() const override;
 
   TransitionWriter::Stats writer_stats() const { return writer_->stats(); }
   // With writer_thread false: commits the next batch on this thread (false
@@ -102,13 +110,16 @@ class SqliteStore final : public Store {
   const OpenReport& open_report() const { return report_; }
 
  private:
-  SqliteStore(std::string path, OpenReport report, std::unique_ptr<std::atomic<int64_t>> commits,
+  SqliteStore(std::unique_ptr<SyncCountingVfs> vfs, std::string path, OpenReport report,
+              std::unique_ptr<std::atomic<int64_t>> commits, std::unique_ptr<WalCheckpointer> checkpointer,
               std::unique_ptr<ReadPool> readers, std::unique_ptr<TransitionWriter> writer,
               std::unique_ptr<SqliteBlobStore> blobs);
 
+  std::unique_ptr<SyncCountingVfs> vfs_;  // first: outlives every connection opened through it
   std::string path_;
   OpenReport report_;
   std::unique_ptr<std::atomic<int64_t>> commits_;  // outlives the connections that count into it
+  std::unique_ptr<WalCheckpointer> checkpointer_;  // outlives the writer, whose commits call it
   std::unique_ptr<ReadPool> readers_;
   std::unique_ptr<TransitionWriter> writer_;
   std::unique_ptr<SqliteBlobStore> blobs_;  // writes through writer_

@@ -21,6 +21,7 @@
 
 #include "engine/store/blob_store.hpp"
 #include "engine/store/records.hpp"
+#include "engine/store/storage_stats.hpp"
 #include "history/status.hpp"
 
 namespace reprise::engine {
@@ -85,6 +86,9 @@ class Store {
   // so does every write that meets a full disk until one gets through: what
   // a shutdown calls, so it never waits for the disk.
   virtual void stop_waiting_for_space() {}
+  // What the store counted about its writes since it opened (all zero for a
+  // store that counts nothing).
+  virtual StorageStats storage_stats() const { return {}; }
 };
 
 }  // namespace reprise::engine

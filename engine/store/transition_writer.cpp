@@ -1,6 +1,7 @@
 #include "engine/store/transition_writer.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 
 #include "engine/store/bind_key.hpp"
@@ -31,13 +32,15 @@ Status explain_lost_update(SqliteDb& db, const ExecutionWrite& w) {
 }  // namespace
 
 TransitionWriter::TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, FaultHook fault_hook,
-                                   bool wait_when_full, StallReport report, bool own_thread)
+                                   bool wait_when_full, StallReport report, bool own_thread,
+                                   WalCheckpointer* checkpointer)
     : db_(std::move(db)),
       max_batch_(max_batch < 1 ? 1 : max_batch),
       fault_hook_(std::move(fault_hook)),
       wait_when_full_(wait_when_full && own_thread),
       report_(std::move(report)),
       own_thread_(own_thread),
+      checkpointer_(checkpointer),
       batch_limit_(max_batch_) {
   if (own_thread_) thread_ = std::thread([this] { run(); });
 }
@@ -65,6 +68,7 @@ bool TransitionWriter::commit_next_batch() {
   }
   if (batch.empty()) return false;
   commit_batch(batch);
+  if (checkpointer_ != nullptr) checkpointer_->between_batches(*db_, true);
   return true;
 }
 
@@ -121,6 +125,7 @@ void TransitionWriter::run() {
     }
     commit_batch(batch);
     batch.clear();
+    if (checkpointer_ != nullptr) checkpointer_->between_batches(*db_, queued() == 0);
   }
 }
 
@@ -154,7 +159,12 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
     std::lock_guard lock(mu_);
     stats_.transitions += transitions;
     stats_.jobs += jobs;
-    stats_.batches += transitions + jobs > 0 ? 1 : 0;
+    if (transitions + jobs > 0) {
+      ++stats_.batches;
+      stats_.largest_batch = std::max(stats_.largest_batch, transitions + jobs);
+      const int bucket = std::bit_width(static_cast<uint64_t>(transitions + jobs)) - 1;
+      ++stats_.batch_sizes[std::min(bucket, kBatchSizeBuckets - 1)];
+    }
   }
   for (size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(outcomes[i]));
 }

@@ -26,6 +26,11 @@
 // first failure to wait, every 10 s after (with the attempts in between) and
 // once writes go through again.
 //
+// The WAL is checkpointed off the commit path (wal_checkpointer.hpp): the
+// writer hands its `checkpointer` the time between two batches, outside any
+// transaction (without a thread, after every commit_next_batch(): the
+// simulator's checkpoints then land at the same steps every run).
+//
 // Without a thread of its own (`own_thread` false: the deterministic
 // simulator) nothing is committed until the driver calls commit_next_batch(),
 // which commits one batch on the calling thread: the driver chooses when
@@ -47,7 +52,9 @@
 
 #include "engine/store/records.hpp"
 #include "engine/store/sqlite_db.hpp"
+#include "engine/store/storage_stats.hpp"
 #include "engine/store/store.hpp"
+#include "engine/store/wal_checkpointer.hpp"
 
 namespace reprise::engine {
 
@@ -71,7 +78,7 @@ class TransitionWriter {
   // With `wait_when_full` false, a batch the disk has no room for fails
   // with RESOURCE_EXHAUSTED at once (tools, and tests of that failure).
   TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, FaultHook fault_hook, bool wait_when_full = true,
-                   StallReport report = nullptr, bool own_thread = true);
+                   StallReport report = nullptr, bool own_thread = true, WalCheckpointer* checkpointer = nullptr);
   // Drains the queue (every queued transition is committed or failed), then
   // stops the thread. Without a thread, fails what is still queued with
   // UNAVAILABLE: the driver commits by stepping, never by closing.
@@ -91,11 +98,7 @@ class TransitionWriter {
   using Job = std::function<Status(SqliteDb&)>;
   void submit_job(Job job, std::function<void(Status)> done);
 
-  struct Stats {
-    int64_t transitions = 0;  // acknowledged as committed
-    int64_t batches = 0;      // SQLite transactions committed
-    int64_t jobs = 0;         // submit_job() writes committed
-  };
+  using Stats = WriterStats;
   Stats stats() const;
   // "" while writes go through; otherwise why they wait, and since when.
   std::string problem() const;
@@ -142,6 +145,7 @@ class TransitionWriter {
   const bool wait_when_full_;
   StallReport report_;
   const bool own_thread_;
+  WalCheckpointer* const checkpointer_;  // may be null
   // The stall in progress (writer thread); problem_ is read by others.
   WriteStall stall_;
   std::chrono::steady_clock::time_point stall_began_, last_report_;
