@@ -100,7 +100,10 @@ TEST(Server, APollWhoseClientGaveUpDoesNotSwallowATask) {
     v1::PollWorkflowTaskResponse out;
     EXPECT_EQ(server.stub().PollWorkflowTask(&impatient, r, &out).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server's poll timeout is 500 ms
+  // Time for the cancel to reach the engine (slow under sanitizers), and
+  // still well inside the server's 500 ms poll timeout: a poll that ignored
+  // its client's cancel would still be parked when the task comes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   v1::StartWorkflowResponse started;
   ASSERT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request("wanted"), &started).ok());
   const auto before = std::chrono::steady_clock::now();

@@ -101,8 +101,8 @@ TEST(WorkflowRetry, AFailingRunIsRetriedWithBackoffUntilItsAttemptsRunOut) {
   auto waiting = std::async(std::launch::async, [&] { return final_close(server.address(), "flaky", first_run); });
 
   std::string run_id = first_run;
+  auto failed_at = Clock::now();  // when the previous attempt was failed: the backoff runs from there
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    const auto failed_at = Clock::now();
     auto task = next_workflow_task(server.stub());
     ASSERT_EQ(task.workflow_execution().run_id(), run_id);
     const auto& started = started_of(task);
@@ -119,6 +119,7 @@ TEST(WorkflowRetry, AFailingRunIsRetriedWithBackoffUntilItsAttemptsRunOut) {
       EXPECT_EQ(started.continued_failure().type(), "Boom");
       EXPECT_GE(std::chrono::duration_cast<milliseconds>(Clock::now() - failed_at).count(), backoff - 20);
     }
+    failed_at = Clock::now();
     ASSERT_TRUE(complete(server.stub(), task.task_token(), {fail_with("Boom")}).ok());
     const auto history = history_of_run(server.stub(), "flaky", run_id);
     const auto& close = history.history().events(history.history().events_size() - 1);
