@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "forwarding_connection.hpp"
 #include "reprise/client.hpp"
@@ -22,15 +23,19 @@ namespace {
 using namespace std::chrono_literals;
 
 inline constexpr Query<int64_t> ticks_done{"ticks_done"};
+inline constexpr Signal<int64_t> finish{"finish"};
 
 // Five events a tick: TimerStarted, TimerFired and the next task's three.
-Workflow<int64_t> ticks(WorkflowContext& ctx, int64_t count) {
+// With `wait_at_end` the run then waits for "finish": a query is answered
+// only while the workflow function runs.
+Workflow<int64_t> ticks(WorkflowContext& ctx, int64_t count, bool wait_at_end) {
   int64_t done = 0;
   ctx.on_query(ticks_done, [&done] { return done; });
   for (int64_t i = 0; i < count; ++i) {
     co_await ctx.sleep(1ms);
     ++done;
   }
+  if (wait_at_end) co_return co_await ctx.wait(finish);
   co_return done;
 }
 inline constexpr WorkflowDef<&ticks> ticks_wf{"ticks"};
@@ -126,7 +131,7 @@ class PagedHistory : public ::testing::Test {
 
 TEST_F(PagedHistory, EachTaskOfALongWorkflowComesWithOnePageAndTheWorkerReadsTheRest) {
   Client client(embedded);
-  auto run = client.start(ticks_wf, {.id = "ticks-1", .task_queue = "ticks"}, kTicks);
+  auto run = client.start(ticks_wf, {.id = "ticks-1", .task_queue = "ticks"}, kTicks, false);
   ASSERT_EQ(run.result(60s), kTicks);
   const int64_t length = run.describe().info().history_length();
   std::printf(
@@ -150,13 +155,24 @@ TEST_F(PagedHistory, EachTaskOfALongWorkflowComesWithOnePageAndTheWorkerReadsThe
 
 TEST_F(PagedHistory, AQueryOnALongWorkflowIsAnsweredFromPagedHistory) {
   Client client(embedded);
-  auto run = client.start(ticks_wf, {.id = "ticks-2", .task_queue = "ticks"}, kTicks);
-  ASSERT_EQ(run.result(60s), kTicks);
+  auto run = client.start(ticks_wf, {.id = "ticks-2", .task_queue = "ticks"}, kTicks, true);
+  // Until every tick is done and the history has stopped growing (the run
+  // then waits for a signal that never comes).
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  int64_t length = -1;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (client.query("ticks-2", ticks_done) == kTicks && run.describe().info().history_length() == length) break;
+    length = run.describe().info().history_length();
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(run.describe().info().history_length(), length) << "the run did not settle";
+  const int64_t query_tasks_before = counting->query_tasks.load();
+  counting->largest_query_task = 0;
   const int64_t paged_before = counting->paged_events.load();
   const int64_t pages_before = counting->pages.load();
   const int64_t largest_before = counting->largest_page.load();
   EXPECT_EQ(client.query("ticks-2", ticks_done), kTicks);
-  EXPECT_EQ(counting->query_tasks.load(), 1);
+  EXPECT_EQ(counting->query_tasks.load() - query_tasks_before, 1);
   EXPECT_LE(counting->largest_query_task.load(), kPageEvents) << "the query task came with more than one page";
   EXPECT_EQ(counting->largest_query_task.load() + counting->paged_events.load() - paged_before,
             run.describe().info().history_length())
