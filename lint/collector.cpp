@@ -170,7 +170,9 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     for (const auto& init : lambda->capture_inits()) {
       if (init != nullptr) TraverseStmt(init);
     }
-    if (!lambda->getCallOperator()->isDependentContext()) add_call(lambda->getCallOperator(), lambda->getBeginLoc());
+    if (!lambda->getCallOperator()->isDependentContext() && exempt_.count(lambda) == 0) {
+      add_call(lambda->getCallOperator(), lambda->getBeginLoc());
+    }
     return true;
   }
 
@@ -180,6 +182,13 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     if (callee == nullptr) {
       if (!call->isTypeDependent()) add_hazard("reprise-unresolved", "calls through a function pointer", "", call);
       return true;
+    }
+    if (is_side_effect(callee)) exempt_recorded_callables(call);
+    if (rule_for_callee(qualified_name(callee))) {
+      // The call is the finding (locking a global mutex): not also a write
+      // of what it is called on.
+      if (const auto* member_call = dyn_cast<CXXMemberCallExpr>(call)) cover(member_call->getImplicitObjectArgument());
+      for (const Expr* arg : call->arguments()) cover(arg);
     }
     mark_written_arguments(callee, call->arguments(), isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee));
     if (const auto* member_call = dyn_cast<CXXMemberCallExpr>(call)) check_member_call(member_call);
@@ -193,6 +202,9 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
 
   bool VisitCXXConstructExpr(CXXConstructExpr* construct) {
     const CXXConstructorDecl* ctor = construct->getConstructor();
+    if (rule_for_callee(qualified_name(ctor))) {
+      for (const Expr* arg : construct->arguments()) cover(arg);  // std::lock_guard of a global mutex
+    }
     mark_written_arguments(ctor, construct->arguments(), false);
     check_activity_handle(construct);
     check_pointer_ordering(construct->getType(), construct);
@@ -240,6 +252,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
   }
 
   bool VisitDeclRefExpr(DeclRefExpr* ref) {
+    if (exempt_.count(ref) != 0) return true;
     if (const auto* fn = dyn_cast<FunctionDecl>(ref->getDecl())) {
       // A function named but not called here (a callback, std::sort's
       // comparator) may be called: follow it.
@@ -249,13 +262,17 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     const auto* var = dyn_cast<VarDecl>(ref->getDecl());
     if (var == nullptr || !var->hasGlobalStorage()) return true;
     std::string name = qualified_name(var);
-    if (in_system_header(var, sm_)) {
+    // The C library's globals, also when the program declares one itself
+    // (`extern char** environ;`).
+    bool declared_by_program = var->getDeclContext()->isTranslationUnit() && var->getDefinition() == nullptr;
+    if (in_system_header(var, sm_) || declared_by_program) {
       if (auto rule_id = rule_for_system_global(name)) {
         add_hazard(std::string(*rule_id), "uses " + name, name, ref);
       }
       return true;
     }
     if (in_sdk(var) || var->isConstexpr() || var->getType().getNonReferenceType().isConstQualified()) return true;
+    if (covered_.count(ref) != 0) return true;
     if (written_.count(ref) != 0) {
       add_hazard("reprise-global-write", "writes the global '" + name + "'", "", ref);
     } else {
@@ -344,6 +361,27 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
   void add_hazard(std::string rule_id, std::string what, std::string callee, SourceLocation loc) {
     facts_.hazards.push_back(
         Hazard{std::move(rule_id), std::move(what), std::move(callee), location_of(loc, sm_), comments_.at(loc)});
+  }
+
+  void cover(const Expr* e) {
+    if (const auto* root = storage_root(e)) covered_.insert(root);
+  }
+
+  // ctx.side_effect(f) records f's result in history: the callable written
+  // in the call is the documented place for a non-deterministic value, so
+  // it is not followed.
+  static bool is_side_effect(const FunctionDecl* callee) {
+    std::string name = qualified_name(callee);
+    return in_sdk(callee) && name.size() > 13 && name.compare(name.size() - 13, 13, "::side_effect") == 0;
+  }
+  void exempt_recorded_callables(const CallExpr* call) {
+    for (const Expr* arg : call->arguments()) {
+      const Expr* callable = arg->IgnoreImplicit();
+      if (const auto* construct = dyn_cast<CXXConstructExpr>(callable); construct && construct->getNumArgs() == 1) {
+        callable = construct->getArg(0)->IgnoreImplicit();  // the copy into side_effect's parameter
+      }
+      if (isa<LambdaExpr>(callable) || isa<DeclRefExpr>(callable)) exempt_.insert(callable);
+    }
   }
 
   void mark_written(const Expr* e) {
@@ -466,6 +504,8 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
   std::vector<ImplicitExpression>& used_;
   const Expr* member_init_ = nullptr;  // the constructor initializer being traversed
   std::set<const DeclRefExpr*> written_;
+  std::set<const DeclRefExpr*> covered_;  // the object or argument of a call that is itself a finding
+  std::set<const Expr*> exempt_;          // callables handed to ctx.side_effect
   std::set<const DeclRefExpr*> called_refs_;
 };
 

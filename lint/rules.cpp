@@ -62,8 +62,9 @@ using Patterns = std::vector<std::pair<std::string_view, std::string_view>>;  //
 // The first match wins; an empty rule marks an exception to a later pattern.
 const Patterns& callee_patterns() {
   static const Patterns patterns = {
-      // clocks
+      // clocks (std::chrono::file_clock is libstdc++'s std::filesystem::__file_clock)
       {"std::chrono::*::now", "reprise-clock"},
+      {"std::filesystem::*clock::now", "reprise-clock"},
       {"time", "reprise-clock"},
       {"clock", "reprise-clock"},
       {"gettimeofday", "reprise-clock"},
@@ -105,6 +106,7 @@ const Patterns& callee_patterns() {
       {"std::lock", "reprise-blocking"},
       {"std::condition_variable*::wait*", "reprise-blocking"},
       {"std::future::wait*", "reprise-blocking"},
+      {"std::__basic_future::wait*", "reprise-blocking"},  // libstdc++ declares future's waits in this base
       {"std::future::get", "reprise-blocking"},
       {"std::shared_future::wait*", "reprise-blocking"},
       {"std::shared_future::get", "reprise-blocking"},
@@ -131,7 +133,11 @@ const Patterns& callee_patterns() {
       {"std::basic_ofstream::*", "reprise-io"},
       {"std::basic_fstream::*", "reprise-io"},
       {"std::basic_filebuf::*", "reprise-io"},
-      {"std::filesystem::path::*", ""},  // paths are values; the functions that touch the disk are not
+      // Paths are values (joined with operator/, compared), and so are a
+      // file clock's conversions; the functions that touch the disk are not.
+      {"std::filesystem::path::*", ""},
+      {"std::filesystem::operator*", ""},
+      {"std::filesystem::*clock::*", ""},
       {"std::filesystem::*", "reprise-io"},
       {"fopen", "reprise-io"},
       {"fopen64", "reprise-io"},

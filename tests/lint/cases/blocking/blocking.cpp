@@ -18,9 +18,16 @@ reprise::Workflow<void> naps(reprise::WorkflowContext& ctx) {
 
 reprise::Workflow<int> waits(reprise::WorkflowContext&, std::future<int> f) {
   std::condition_variable cv;
-  std::unique_lock lock(table_mutex);  // expect: reprise-blocking reprise-global-write
+  std::unique_lock lock(table_mutex);  // expect: reprise-blocking
   cv.wait(lock);                       // expect: reprise-blocking
   co_return f.get();                   // expect: reprise-blocking
+}
+
+// Locking a global mutex is one finding (blocking), not also a write of the
+// global.
+reprise::Workflow<void> locks_global(reprise::WorkflowContext&) {
+  table_mutex.lock();  // expect: reprise-blocking
+  co_return;
 }
 
 // Negative: a timer in history.

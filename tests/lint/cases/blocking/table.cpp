@@ -61,20 +61,21 @@ reprise::Workflow<void> locks(reprise::WorkflowContext&) {
   co_return;
 }
 
-// Left out, a linter bug: std::future::wait*, std::shared_future::wait* never
-// match, since libstdc++ declares wait(), wait_for() and wait_until() in their
-// base std::__basic_future: `f.wait();`, `f.wait_for(1s);`, `shared.wait();`
-// are not reported.
+// std::future's and std::shared_future's wait(), wait_for() and wait_until()
+// are declared in libstdc++'s base std::__basic_future.
 reprise::Workflow<int> waits_on_everything(reprise::WorkflowContext&, std::future<int> f,
                                            std::shared_future<int> shared) {
   std::mutex m;
   std::condition_variable cv;
   std::condition_variable_any cv_any;
-  std::unique_lock<std::mutex> lock(m);            // expect: reprise-blocking
-  cv.wait_for(lock, std::chrono::seconds(1));      // expect: reprise-blocking
-  cv_any.wait_for(lock, std::chrono::seconds(1));  // expect: reprise-blocking
-  int sum = f.get();                               // expect: reprise-blocking
-  sum += shared.get();                             // expect: reprise-blocking
+  std::unique_lock<std::mutex> lock(m);                        // expect: reprise-blocking
+  cv.wait_for(lock, std::chrono::seconds(1));                  // expect: reprise-blocking
+  cv_any.wait_for(lock, std::chrono::seconds(1));              // expect: reprise-blocking
+  f.wait();                                                    // expect: reprise-blocking
+  f.wait_for(std::chrono::seconds(1));                         // expect: reprise-blocking
+  shared.wait_until(std::chrono::steady_clock::time_point{});  // expect: reprise-blocking
+  int sum = f.get();                                           // expect: reprise-blocking
+  sum += shared.get();                                         // expect: reprise-blocking
   std::counting_semaphore<4> slots(1);
   slots.acquire();  // expect: reprise-blocking
   std::latch done(1);

@@ -23,7 +23,10 @@ reprise::Workflow<long> streams(reprise::WorkflowContext&) {
   buffer.open("/tmp/buf", std::ios::in);                    // expect: reprise-io
   bool exists = std::filesystem::exists("/tmp/flag");       // expect: reprise-io
   auto size = std::filesystem::file_size("/etc/hostname");  // expect: reprise-io
-  co_return static_cast<long>(size) + exists;
+  // Negative: paths are values; joining and comparing them touch no disk.
+  std::filesystem::path config = std::filesystem::path("/etc") / "reprise" / "worker.conf";
+  bool same = config == std::filesystem::path("/etc/reprise/worker.conf");
+  co_return static_cast<long>(size) + exists + same;
 }
 
 reprise::Workflow<long> c_files(reprise::WorkflowContext&) {
