@@ -89,20 +89,32 @@ std::unique_ptr<Worker> worker_for(const std::shared_ptr<ScriptedConnection>& co
   return worker;
 }
 
+// Sends the worker a query task for "state" over `history` (which ends with
+// a WorkflowTaskStarted: a task in flight) and returns its answer; "" and a
+// test failure when it was not answered.
+std::string answer_state_query(ScriptedConnection& connection, const v1::History& history) {
+  v1::PollWorkflowTaskResponse query = task_with("query-1", history);
+  (*query.mutable_queries())["q1"].set_query_type("state");
+  connection.queue_task(query);
+  auto answer = connection.next_answer();
+  if (!answer || !answer->completed) {
+    ADD_FAILURE() << "the query was not answered";
+    return "";
+  }
+  const v1::WorkflowQueryResult& result = answer->completed->query_results().at("q1");
+  if (!result.error_message().empty()) {
+    ADD_FAILURE() << result.error_message();
+    return "";
+  }
+  return from_payload<std::string>(result.answer().payloads(0), "answer");
+}
+
 TEST(WorkerQueries, AQueryDuringATaskInFlightSeesOnlyCompletedTasksAndRunsNoLiveCode) {
   const Recorder rec = steps_history_with_a_task_in_flight();
   const int computed_before = side_effects_computed.load();
   auto connection = std::make_shared<ScriptedConnection>();
   auto worker = worker_for(connection, steps_wf);
-  v1::PollWorkflowTaskResponse query = task_with("query-1", rec.history());  // ends with WorkflowTaskStarted
-  (*query.mutable_queries())["q1"].set_query_type("state");
-  connection->queue_task(query);
-
-  auto answer = connection->next_answer();
-  ASSERT_TRUE(answer && answer->completed) << "the query was answered";
-  const v1::WorkflowQueryResult& result = answer->completed->query_results().at("q1");
-  ASSERT_TRUE(result.error_message().empty()) << result.error_message();
-  EXPECT_EQ(from_payload<std::string>(result.answer().payloads(0), "answer"), "started")
+  EXPECT_EQ(answer_state_query(*connection, rec.history()), "started")
       << "the state of the last completed task, not of the one in flight";
   EXPECT_EQ(side_effects_computed.load(), computed_before) << "the in-flight task's side effect did not run";
   worker->stop();
@@ -116,15 +128,7 @@ TEST(WorkerQueries, AQueryBeforeTheFirstTaskCompletedSeesAPatchAsTheFirstTaskTak
   const Recorder rec(to_payloads());  // the first task in flight
   auto connection = std::make_shared<ScriptedConnection>();
   auto worker = worker_for(connection, patching_wf);
-  v1::PollWorkflowTaskResponse query = task_with("query-1", rec.history());
-  (*query.mutable_queries())["q1"].set_query_type("state");
-  connection->queue_task(query);
-
-  auto answer = connection->next_answer();
-  ASSERT_TRUE(answer && answer->completed) << "the query was answered";
-  const v1::WorkflowQueryResult& result = answer->completed->query_results().at("q1");
-  ASSERT_TRUE(result.error_message().empty()) << result.error_message();
-  EXPECT_EQ(from_payload<std::string>(result.answer().payloads(0), "answer"), "patched");
+  EXPECT_EQ(answer_state_query(*connection, rec.history()), "patched");
   worker->stop();
 }
 
