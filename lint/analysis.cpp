@@ -12,10 +12,46 @@ std::string Finding::message() const { return "workflow '" + workflow + "' " + s
 
 namespace {
 
-// How the search reached a function: from which function, through which call.
+// How the search reached a function: from which function, through which
+// call (a virtual call reaches the overrides of its callee).
 struct Arrival {
   const FunctionFacts* from = nullptr;
   const Call* call = nullptr;
+  bool as_override = false;
+};
+
+// Class-hierarchy analysis over the merged program: the overrides of a
+// virtual function, direct and indirect, as every unit's class definitions
+// declare them.
+class Overrides {
+ public:
+  explicit Overrides(const Program& program) {
+    for (const auto& [key, method] : program.virtual_methods) {
+      for (const auto& overridden : method.overrides) direct_[overridden].push_back(key);
+    }
+  }
+
+  const std::vector<std::string>& of(const std::string& key) {
+    auto [it, fresh] = all_.try_emplace(key);
+    if (!fresh) return it->second;
+    std::set<std::string> seen;
+    std::vector<std::string> pending{key};
+    while (!pending.empty()) {
+      std::string at = std::move(pending.back());
+      pending.pop_back();
+      auto next = direct_.find(at);
+      if (next == direct_.end()) continue;
+      for (const auto& overrider : next->second) {
+        if (seen.insert(overrider).second) pending.push_back(overrider);
+      }
+    }
+    it->second.assign(seen.begin(), seen.end());
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>> direct_;
+  std::map<std::string, std::vector<std::string>> all_;
 };
 
 // Functions in files the config excludes: decided once per file, not per call.
@@ -23,9 +59,16 @@ using Excluded = std::set<const FunctionFacts*>;
 
 class RootSearch {
  public:
-  RootSearch(const Program& program, const Config& config, const Excluded& excluded, const FunctionFacts& root,
-             const std::string& rule_id, std::vector<Finding>& out)
-      : program_(program), config_(config), excluded_(excluded), root_(root), rule_id_(rule_id), out_(out) {}
+  RootSearch(const Program& program, const Config& config, const AnalysisOptions& options, const Excluded& excluded,
+             Overrides& overrides, const FunctionFacts& root, const std::string& rule_id, std::vector<Finding>& out)
+      : program_(program),
+        config_(config),
+        options_(options),
+        excluded_(excluded),
+        overrides_(overrides),
+        root_(root),
+        rule_id_(rule_id),
+        out_(out) {}
 
   // Breadth first, so each chain reported is a shortest one. A call silenced
   // for this rule is not followed; a function silenced for it is not entered.
@@ -59,10 +102,33 @@ class RootSearch {
       if (*denied == rule_id_) report(fn, "calls " + call.callee_name, call.where);
       return;
     }
-    if (!call.followed) return;
-    auto target = program_.functions.find(call.callee_key);
+    if (call.virtual_dispatch) follow_overrides(fn, call, queue);
+    if (call.followed) enter(program_.functions.find(call.callee_key), Arrival{&fn, &call}, queue);
+  }
+
+  void enter(std::map<std::string, FunctionFacts>::const_iterator target, Arrival arrival,
+             std::deque<const FunctionFacts*>& queue) {
     if (target == program_.functions.end() || excluded_.count(&target->second) != 0) return;
-    if (arrivals_.emplace(&target->second, Arrival{&fn, &call}).second) queue.push_back(&target->second);
+    if (arrivals_.emplace(&target->second, arrival).second) queue.push_back(&target->second);
+  }
+
+  // Every override of a virtual call's callee may run. Without --strict the
+  // ones in sight are followed, and that is all; with it, a call whose
+  // overrides may not all be in sight is reported.
+  void follow_overrides(const FunctionFacts& fn, const Call& call, std::deque<const FunctionFacts*>& queue) {
+    const auto& candidates = overrides_.of(call.callee_key);
+    for (const auto& key : candidates) enter(program_.functions.find(key), Arrival{&fn, &call, true}, queue);
+    if (rule_id_ != "reprise-unresolved" || !call.followed) return;  // the library's own overrides are trusted
+    bool all_in_sight = options_.whole_program || call.closed_hierarchy;
+    auto without_body = [&](const std::string& key) {
+      auto method = program_.virtual_methods.find(key);
+      bool pure = method != program_.virtual_methods.end() && method->second.pure;
+      return !pure && program_.functions.count(key) == 0;
+    };
+    if (!all_in_sight || without_body(call.callee_key) ||
+        std::any_of(candidates.begin(), candidates.end(), without_body)) {
+      report(fn, "makes a virtual call to " + call.callee_name + ", whose overrides are not all in sight", call.where);
+    }
   }
 
   void report(const FunctionFacts& fn, const std::string& does, const Location& where) {
@@ -73,7 +139,9 @@ class RootSearch {
     for (const FunctionFacts* at = &fn; at != &root_;) {
       const Arrival& arrival = arrivals_.at(at);
       const Call& call = *arrival.call;
-      std::string does = "calls " + call.callee_name + (call.through.empty() ? "" : " through " + call.through);
+      std::string does = arrival.as_override ? "calls " + at->name + ", an override of " + call.callee_name
+                                             : "calls " + call.callee_name;
+      if (!call.through.empty()) does += " through " + call.through;
       finding.chain.push_back({arrival.from->name, does, call.where});
       at = arrival.from;
     }
@@ -84,7 +152,9 @@ class RootSearch {
 
   const Program& program_;
   const Config& config_;
+  const AnalysisOptions& options_;
   const Excluded& excluded_;
+  Overrides& overrides_;
   const FunctionFacts& root_;
   const std::string& rule_id_;
   std::vector<Finding>& out_;
@@ -99,7 +169,11 @@ std::vector<Finding> analyze(const Program& program, const Config& config, const
     for (const auto& hazard : fn.hazards) rule_ids.insert(hazard.rule);
   }
   for (const auto& deny : config.deny) rule_ids.insert(deny.rule);
-  if (!options.strict) rule_ids.erase("reprise-unresolved");
+  if (options.strict) {
+    rule_ids.insert("reprise-unresolved");  // virtual calls are judged here, over the whole program
+  } else {
+    rule_ids.erase("reprise-unresolved");
+  }
 
   Excluded excluded;
   if (!config.exclude.empty()) {
@@ -111,10 +185,13 @@ std::vector<Finding> analyze(const Program& program, const Config& config, const
     }
   }
 
+  Overrides overrides(program);
   std::vector<Finding> findings;
   for (const auto& [key, fn] : program.functions) {
     if (!program.is_root(fn) || excluded.count(&fn) != 0) continue;
-    for (const auto& rule_id : rule_ids) RootSearch(program, config, excluded, fn, rule_id, findings).run();
+    for (const auto& rule_id : rule_ids) {
+      RootSearch(program, config, options, excluded, overrides, fn, rule_id, findings).run();
+    }
   }
   auto order = [](const Finding& f) {
     return std::tie(f.where.file, f.where.line, f.where.column, f.rule->id, f.workflow, f.chain.back().where);

@@ -30,6 +30,9 @@ struct Finding {
 
 struct AnalysisOptions {
   bool strict = false;  // report calls the linter cannot follow
+  // Every unit of the compile database was read: the program's overrides
+  // are all in sight, so a virtual call's candidates are known.
+  bool whole_program = false;
 };
 
 // Every finding, sorted by location, then rule, then workflow.

@@ -180,7 +180,9 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     const FunctionDecl* callee = call->getDirectCallee();
     if (const auto* ref = dyn_cast<DeclRefExpr>(call->getCallee()->IgnoreParenImpCasts())) called_refs_.insert(ref);
     if (callee == nullptr) {
-      if (!call->isTypeDependent()) add_hazard("reprise-unresolved", "calls through a function pointer", "", call);
+      if (!call->isTypeDependent() && !call_through_table(call)) {
+        add_hazard("reprise-unresolved", "calls through a function pointer", "", call);
+      }
       return true;
     }
     if (is_side_effect(callee)) exempt_recorded_callables(call);
@@ -191,12 +193,18 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
       for (const Expr* arg : call->arguments()) cover(arg);
     }
     mark_written_arguments(callee, call->arguments(), isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee));
-    if (const auto* member_call = dyn_cast<CXXMemberCallExpr>(call)) check_member_call(member_call);
+    bool dispatch = false;
+    if (const auto* member_call = dyn_cast<CXXMemberCallExpr>(call)) {
+      check_member_call(member_call);
+      dispatch = is_virtual_dispatch(member_call);
+    }
     if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && op->getNumArgs() > 0) {
       const auto* method = dyn_cast<CXXMethodDecl>(callee);
       if (method != nullptr && !method->isConst()) mark_written(op->getArg(0));
     }
+    size_t before = facts_.calls.size();
     on_callee(callee, call->getBeginLoc(), /*is_call=*/true);
+    if (dispatch && facts_.calls.size() > before) mark_dispatch(facts_.calls[before], cast<CXXMethodDecl>(callee));
     return true;
   }
 
@@ -214,9 +222,16 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     return true;
   }
 
+  // `delete p` with a virtual destructor runs the dynamic type's destructor.
   bool VisitCXXDeleteExpr(CXXDeleteExpr* del) {
-    if (const auto* record = del->getDestroyedType()->getAsCXXRecordDecl())
-      add_destructor_call(record, del->getBeginLoc());
+    const auto* record = del->getDestroyedType()->getAsCXXRecordDecl();
+    if (record == nullptr) return true;
+    size_t before = facts_.calls.size();
+    add_destructor_call(record, del->getBeginLoc());
+    const CXXDestructorDecl* dtor = record->hasDefinition() ? record->getDestructor() : nullptr;
+    if (dtor != nullptr && dtor->isVirtual() && !record->hasAttr<FinalAttr>() && facts_.calls.size() > before) {
+      mark_dispatch(facts_.calls[before], dtor);
+    }
     return true;
   }
 
@@ -282,7 +297,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
   }
 
  private:
-  void on_callee(const FunctionDecl* callee, SourceLocation loc, bool is_call) {
+  void on_callee(const FunctionDecl* callee, SourceLocation loc, bool is_call, const std::string& through = "") {
     std::string name = qualified_name(callee);
     bool system = in_system_header(callee, sm_);
     if (name.rfind("reprise::detail::WorkflowCore::", 0) == 0 ||
@@ -306,7 +321,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
       if (is_call) add_hazard("reprise-direct-activity", "calls the activity function " + name, name, loc);
       return;
     }
-    add_call(callee, loc, /*followed=*/!system && !in_sdk(callee));
+    add_call(callee, loc, /*followed=*/!system && !in_sdk(callee), through);
     if (system) add_library_calls(callee, loc);
   }
 
@@ -410,20 +425,72 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     if (method->getDeclName().isIdentifier() && (method->getName() == "begin" || method->getName() == "cbegin")) {
       check_iteration(object->getType(), object);
     }
-    // A virtual call into the standard library (what()) has no user code to miss.
-    bool user_method = !in_system_header(method, sm_) && !in_sdk(method);
-    if (user_method && method->isVirtual() && !method->hasAttr<FinalAttr>() &&
-        !method->getParent()->hasAttr<FinalAttr>()) {
-      const auto* member = dyn_cast<MemberExpr>(call->getCallee()->IgnoreParenImpCasts());
-      bool qualified = member != nullptr && member->hasQualifier();
-      const Expr* base = object->IgnoreParenImpCasts();
-      bool by_value = isa<DeclRefExpr>(base) && !cast<DeclRefExpr>(base)->getDecl()->getType()->isReferenceType() &&
-                      !base->getType()->isPointerType();
-      if (!qualified && !by_value) {
-        add_hazard("reprise-unresolved", "makes a virtual call to " + qualified_name(method), "", call);
-      }
-    }
   }
+
+  // A call that runs whichever override the object's dynamic type has: not
+  // qualified (Base::f()), not on an object named by value, not final. The
+  // SDK's virtual functions are trusted.
+  bool is_virtual_dispatch(const CXXMemberCallExpr* call) const {
+    const CXXMethodDecl* method = call->getMethodDecl();
+    if (method == nullptr || !method->isVirtual() || in_sdk(method) || method->hasAttr<FinalAttr>() ||
+        method->getParent()->hasAttr<FinalAttr>()) {
+      return false;
+    }
+    const auto* member = dyn_cast<MemberExpr>(call->getCallee()->IgnoreParenImpCasts());
+    if (member != nullptr && member->hasQualifier()) return false;
+    const Expr* base = call->getImplicitObjectArgument()->IgnoreParenImpCasts();
+    bool by_value = isa<DeclRefExpr>(base) && !cast<DeclRefExpr>(base)->getDecl()->getType()->isReferenceType() &&
+                    !base->getType()->isPointerType();
+    return !by_value;
+  }
+
+  // The analysis follows every override of the callee (analysis.cpp); a
+  // class defined in this unit's own source file can only be derived from
+  // here, so this unit has seen all of them.
+  void mark_dispatch(Call& call, const CXXMethodDecl* method) const {
+    const CXXRecordDecl* record = method->getParent();
+    call.virtual_dispatch = true;
+    call.closed_hierarchy =
+        record->isInAnonymousNamespace() || sm_.isInMainFile(sm_.getExpansionLoc(record->getLocation()));
+  }
+
+  // `table[i](...)` on a constant table of function pointers (constexpr, or
+  // const with its initializer in sight): each function whose address the
+  // table holds may be the one called. False when the pointer may hold
+  // anything else.
+  bool call_through_table(const CallExpr* call) {
+    const Expr* callee = call->getCallee()->IgnoreParenImpCasts();
+    if (const auto* deref = dyn_cast<UnaryOperator>(callee); deref && deref->getOpcode() == UO_Deref) {
+      callee = deref->getSubExpr()->IgnoreParenImpCasts();
+    }
+    if (isa<DeclRefExpr>(callee)) return false;  // a plain pointer variable, not a table
+    const DeclRefExpr* root = storage_root(callee);
+    const auto* table = root != nullptr ? dyn_cast<VarDecl>(root->getDecl()) : nullptr;
+    if (table == nullptr || !(table->isConstexpr() || table->getType().isConstant(ast_))) return false;
+    const Expr* init = table->getAnyInitializer();
+    if (init == nullptr) return false;
+    TableEntries entries;
+    entries.TraverseStmt(const_cast<Expr*>(init));
+    if (entries.other_variables || entries.functions.empty()) return false;
+    std::string through = "the table '" + table->getNameAsString() + "'";
+    for (const FunctionDecl* fn : entries.functions) on_callee(fn, call->getBeginLoc(), /*is_call=*/true, through);
+    return true;
+  }
+
+  // The functions a table's initializer names, and whether it also names a
+  // variable (whose value the linter does not track).
+  struct TableEntries : RecursiveASTVisitor<TableEntries> {
+    bool VisitDeclRefExpr(DeclRefExpr* ref) {
+      if (const auto* fn = dyn_cast<FunctionDecl>(ref->getDecl())) {
+        functions.push_back(fn);
+      } else if (isa<VarDecl>(ref->getDecl())) {
+        other_variables = true;
+      }
+      return true;
+    }
+    std::vector<const FunctionDecl*> functions;
+    bool other_variables = false;
+  };
 
   // Iterating std::unordered_* (order differs between runs) or a container
   // keyed by pointer (order follows addresses).
@@ -540,6 +607,15 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
     for (Decl* member : record->decls()) {
       auto* fn = dyn_cast<FunctionDecl>(member);
       if (fn != nullptr && fn->isImplicit() && fn->doesThisDeclarationHaveABody()) collect(fn, fn->getBeginLoc());
+    }
+    for (const CXXMethodDecl* method : record->methods()) {
+      if (!method->isVirtual()) continue;
+      VirtualMethod& facts = out_.virtual_methods[function_key(method, sm_)];
+      facts.name = qualified_name(method);
+      facts.pure = method->isPure();
+      for (const CXXMethodDecl* overridden : method->overridden_methods()) {
+        facts.overrides.push_back(function_key(overridden, sm_));
+      }
     }
     return true;
   }

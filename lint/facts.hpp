@@ -49,6 +49,20 @@ struct Call {
   // The library function that makes this call on the user's behalf
   // ("std::visit"), when the user's code does not make it itself.
   std::string through;
+  // A virtual call: every override of the callee in the program may run.
+  bool virtual_dispatch = false;
+  // The callee's class is defined in the unit's own source file (or an
+  // anonymous namespace): no other unit can derive from it, so the unit
+  // that makes the call sees every override.
+  bool closed_hierarchy = false;
+};
+
+// A virtual member function, as its class definition declares it (with or
+// without a body in this unit): what class-hierarchy analysis needs.
+struct VirtualMethod {
+  std::string name;
+  bool pure = false;
+  std::vector<std::string> overrides;  // keys of the methods it overrides directly
 };
 
 struct FunctionFacts {
@@ -67,18 +81,21 @@ struct UnitFacts {
   // Functions named by a reprise::WorkflowDef<&fn> handle: how a stackful
   // workflow (a plain function) is told from its helpers.
   std::set<std::string> registered_workflows;
+  std::map<std::string, VirtualMethod> virtual_methods;
 };
 
 // The whole program: every function whose body some translation unit saw.
 struct Program {
   std::map<std::string, FunctionFacts> functions;
   std::set<std::string> registered_workflows;
+  std::map<std::string, VirtualMethod> virtual_methods;
 
   // The first unit to see a function (one defined in a header is seen by
   // many, identically) provides its facts.
   void merge(UnitFacts unit) {
     for (auto& f : unit.functions) functions.try_emplace(f.key, std::move(f));
     registered_workflows.merge(unit.registered_workflows);
+    virtual_methods.merge(unit.virtual_methods);
   }
 
   // Where the checks start: every stackless workflow, and every function a

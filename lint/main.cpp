@@ -181,6 +181,8 @@ int main(int argc, char** argv) {
     }
   }
   std::erase_if(files, [&](const std::string& f) { return config.excluded(f); });
+  // The whole program is every unit of the database: what the build compiles.
+  bool whole_program = files.size() == db->getAllFiles().size();
   if (files.empty()) {
     std::cerr << "reprise-lint: no files to lint\n";
     return 2;
@@ -188,7 +190,7 @@ int main(int argc, char** argv) {
 
   Program program;
   auto failed = collect_facts(*db, files, args.jobs, program);
-  auto findings = analyze(program, config, AnalysisOptions{args.strict});
+  auto findings = analyze(program, config, AnalysisOptions{args.strict, whole_program});
 
   Summary summary{files.size(), 0};
   for (const auto& [key, fn] : program.functions) summary.workflows += program.is_root(fn);

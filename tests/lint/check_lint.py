@@ -13,7 +13,8 @@ The sources also carry markers written by hand, independent of the report:
 `// expect: RULE [RULE...]` on each line where a diagnostic is expected (a
 rule named twice expects two diagnostics on that line). A marker written
 `// expect[ARG]: RULE...` counts only when the linter runs with --lint-arg ARG
-(e.g. `// expect[--strict]: reprise-unresolved`). Every `error:`/`warning:`
+(e.g. `// expect[--strict]: reprise-unresolved`), and one written
+`// expect[!ARG]: RULE...` only when it runs without it. Every `error:`/`warning:`
 line of the report must have a marker with its rule on the line it names
 (in whichever file of the case that is), and every marker must have its
 diagnostic; --update rewrites the expected file but never the markers.
@@ -82,7 +83,9 @@ for source in sorted(case.rglob("*")):
             ok = False
             print(f"FAIL: {source.relative_to(case)}:{number}: a marker the checker cannot read: {text.strip()}")
         for only_with, rules in MARKER.findall(text):
-            if only_with and only_with not in lint_args:
+            if only_with.startswith("!") and only_with[1:] in lint_args:
+                continue
+            if only_with and not only_with.startswith("!") and only_with not in lint_args:
                 continue
             for rule in rules.split():
                 markers[(str(source.relative_to(case)), number, rule)] += 1

@@ -1,6 +1,7 @@
 // Calls the linter cannot follow: through a function pointer, a virtual
-// function or std::function. Silent by default (expected.txt), reported with
-// --strict (expected-strict.txt).
+// function with an override whose body is in no unit, or std::function.
+// Silent by default (expected.txt), reported with --strict
+// (expected-strict.txt).
 #include <functional>
 
 #include "reprise/workflow.hpp"
@@ -10,7 +11,13 @@ struct Pricing {
   virtual int price() const { return 1; }
 };
 
+// Its body is in a library the linter does not read.
+struct RemotePricing : Pricing {
+  int price() const override;
+};
+
 int one() { return 1; }
+int two() { return 2; }
 
 reprise::Workflow<int> indirect(reprise::WorkflowContext&, int which) {
   int (*fn)() = one;
@@ -23,8 +30,10 @@ reprise::Workflow<int> indirect(reprise::WorkflowContext&, int which) {
   co_return a + b + c + which;
 }
 
-// Negative: a virtual call on an object (not a reference) is direct.
-reprise::Workflow<int> direct(reprise::WorkflowContext&) {
+// Negative: a virtual call on an object (not a reference) is direct; a
+// constant table's functions are all known.
+constexpr int (*kTable[])() = {&one, &two};
+reprise::Workflow<int> direct(reprise::WorkflowContext&, int which) {
   Pricing p;
-  co_return p.price();
+  co_return p.price() + kTable[which]();
 }
