@@ -118,18 +118,23 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
         return answer(s);
       }
     }
+    // Eager start: the caller's own worker runs the first task.
+    std::optional<MutableState::EagerWorkflowTask> eager;
+    if (request.request_eager_execution()) eager = ms.start_eager_workflow_task("", request.identity());
     thread_local history::EventBatchCodec codec;
     Result<Transition> t = ms.finish(codec);
     if (!t) return answer(t.status());
     t->current_runs.push_back(
         {{ns, key.workflow_id, key.run_id, v1::WORKFLOW_EXECUTION_STATUS_RUNNING, request.request_id()}, expected_run});
-    commit(std::move(*t), [answer, key, type = request.workflow_type().name()](Result<CommitResult> r) {
+    commit(std::move(*t), [this, answer, key, eager = std::move(eager),
+                           type = request.workflow_type().name()](Result<CommitResult> r) mutable {
       if (!r) return answer(r.status());
       log::info("workflow started", {{"workflow_id", key.workflow_id}, {"run_id", key.run_id}, {"type", type}});
       const std::string& run_id = key.run_id;
       v1::StartWorkflowResponse response;
       response.set_run_id(run_id);
       response.set_started(true);
+      if (auto task = hand_out_eager(std::move(eager))) *response.mutable_eager_workflow_task() = std::move(*task);
       answer(response);
     });
   };

@@ -419,6 +419,13 @@ class Engine {
                      std::function<Result<Response>(T)> respond, Reply<Response> reply);
   Status fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
                       int64_t& next_event_id);
+  // The first page of a started workflow task's history (from its
+  // previous task on for a sticky one), read once it is committed.
+  Status fill_workflow_task(const ExecutionKey& execution, bool sticky, int page_events,
+                            v1::PollWorkflowTaskResponse& out);
+  // An eager workflow task, committed, with its history: what the reply
+  // carries; nothing when none was started or its history cannot be read.
+  std::optional<v1::PollWorkflowTaskResponse> hand_out_eager(std::optional<MutableState::EagerWorkflowTask> eager);
   // Events in a page of history: what the reader asked for, else 1000.
   static int history_page_size(int32_t asked);
   // The page of a task's history that `from` names: at most `max_events`

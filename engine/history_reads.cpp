@@ -6,6 +6,7 @@
 #include "engine/engine.hpp"
 #include "engine/request_validation.hpp"
 #include "history/proto_time.hpp"
+#include "history/run_chain.hpp"
 
 namespace reprise::engine {
 
@@ -121,11 +122,27 @@ void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Rep
     in_flight->end();  // a poll ticket may keep this closure long after
   };
 
+  // follow_runs: this run closed into the next of its chain; the wait goes
+  // on there for what is left of it, answering the same caller once.
+  auto follow = [this, ns, request, reply, ticket, answered, wait_deadline, deadline](std::string next_run) {
+    if (answered->exchange(true)) return;
+    deadlines_.cancel(wait_deadline->load());
+    v1::GetHistoryRequest next = request;
+    next.mutable_workflow_execution()->set_run_id(std::move(next_run));
+    // At least a millisecond: a zero wait_timeout means the server's default.
+    const std::chrono::nanoseconds left =
+        std::max<std::chrono::nanoseconds>(deadline - deadlines_.now(), std::chrono::milliseconds(1));
+    set_duration(next.mutable_wait_timeout(), left);
+    on_read_pool(reply, [this, ns, next = std::move(next), reply, ticket]() mutable {
+      history_blocking(std::move(ns), std::move(next), std::move(reply), std::move(ticket));
+    });
+  };
+
   // Reads what is there; when the caller wants to wait and nothing new is
   // there yet, parks until the execution changes or the wait ends.
   auto attempt = std::make_shared<std::function<void()>>();
   auto watch_id = std::make_shared<std::atomic<uint64_t>>(0);
-  *attempt = [this, key, first, max_events, request, finish, answered, deadline, watch_id,
+  *attempt = [this, key, first, max_events, request, finish, follow, answered, deadline, watch_id,
               attempt_weak = std::weak_ptr(attempt)] {
     if (answered->load()) return;
     if (closing()) return finish(v1::GetHistoryResponse());
@@ -151,6 +168,13 @@ void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Rep
       if (closed || !request.wait_new_event()) {
         if (Status s = fill_history(key, next, 1, *out.mutable_history(), next); !s) return done(s);
         if (!closed) out.clear_history();
+        if (request.follow_runs() && request.wait_new_event() && out.history().events_size() == 1) {
+          if (std::string next_run = history::next_run_named_by(out.history().events(0)); !next_run.empty()) {
+            unwatch(key, watch_id->load());
+            return follow(std::move(next_run));
+          }
+        }
+        if (request.follow_runs()) out.set_run_id(key.run_id);
         return done(out);
       }
     } else {

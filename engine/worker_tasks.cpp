@@ -10,6 +10,19 @@
 
 namespace reprise::engine {
 
+namespace {
+
+// The workflow task an activity's outcome wakes, started for the worker
+// that reported it when that worker asked (its sticky queue) and the task
+// would go to it.
+std::optional<MutableState::EagerWorkflowTask> eager_after_activity(MutableState& ms, const std::string& sticky_queue,
+                                                                    const std::string& identity) {
+  if (sticky_queue.empty()) return std::nullopt;
+  return ms.start_eager_workflow_task(sticky_queue, identity);
+}
+
+}  // namespace
+
 void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::PollWorkflowTaskResponse> reply,
                                 std::shared_ptr<PollTicket> ticket) {
   if (Status s = validate_request(request); !s) return reply(s);
@@ -28,19 +41,38 @@ void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::P
       },
       [this, page_events = history_page_size(request.maximum_page_size())](
           const TaskRecord& task, const internal::TaskPayload& payload, v1::PollWorkflowTaskResponse& out) {
-        // The sticky worker has the workflow cached up to its last task.
-        internal::HistoryPageToken from;
-        from.set_next_event_id(payload.sticky() ? out.previous_started_event_id() + 1 : 1);
-        // A retry's own events, not written yet, go last.
-        from.mutable_unwritten_events()->Swap(out.mutable_history()->mutable_events());
-        from.set_last_event_id(from.unwritten_events().empty() ? out.started_event_id()
-                                                               : from.unwritten_events(0).event_id() - 1);
-        std::string next;
-        REPRISE_RETURN_IF_ERROR(
-            task_history_page(task.execution, std::move(from), page_events, *out.mutable_history(), next));
-        out.set_next_page_token(std::move(next));
-        return Status::ok();
+        return fill_workflow_task(task.execution, payload.sticky(), page_events, out);
       });
+}
+
+Status Engine::fill_workflow_task(const ExecutionKey& execution, bool sticky, int page_events,
+                                  v1::PollWorkflowTaskResponse& out) {
+  // The sticky worker has the workflow cached up to its last task.
+  internal::HistoryPageToken from;
+  from.set_next_event_id(sticky ? out.previous_started_event_id() + 1 : 1);
+  // A retry's own events, not written yet, go last.
+  from.mutable_unwritten_events()->Swap(out.mutable_history()->mutable_events());
+  from.set_last_event_id(from.unwritten_events().empty() ? out.started_event_id()
+                                                         : from.unwritten_events(0).event_id() - 1);
+  std::string next;
+  REPRISE_RETURN_IF_ERROR(task_history_page(execution, std::move(from), page_events, *out.mutable_history(), next));
+  out.set_next_page_token(std::move(next));
+  return Status::ok();
+}
+
+std::optional<v1::PollWorkflowTaskResponse> Engine::hand_out_eager(
+    std::optional<MutableState::EagerWorkflowTask> eager) {
+  if (!eager) return std::nullopt;
+  if (Status s = fill_workflow_task(eager->execution, eager->sticky, history_page_size(0), eager->task); !s) {
+    // The task is started and its history could not be read: it is not
+    // handed out, and its start-to-close timeout retries it, as for a poll
+    // whose answer was lost. The request it rode on was committed and is
+    // answered as such.
+    log::warn("eager workflow task not handed out",
+              {{"workflow_id", eager->execution.workflow_id}, {"error", s.to_string()}});
+    return std::nullopt;
+  }
+  return std::move(eager->task);
 }
 
 void Engine::poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::PollActivityTaskResponse> reply,
@@ -207,12 +239,19 @@ void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::Co
   if (Status s = validate_request(request); !s) return reply(s);
   after_offload<v1::CompleteActivityRequest>(
       std::move(request), reply, [this, reply](v1::CompleteActivityRequest& request, bool refs) {
-        on_task_token<v1::CompleteActivityResponse, Done>(
+        using Eager = std::optional<MutableState::EagerWorkflowTask>;
+        on_task_token<v1::CompleteActivityResponse, Eager>(
             request.task_token(), refs,
-            [request](MutableState& ms, const internal::TaskToken& t) {
-              return to_done(ms.complete_activity(t, request.result(), request.identity()));
+            [request](MutableState& ms, const internal::TaskToken& t) -> Result<Eager> {
+              REPRISE_RETURN_IF_ERROR(ms.complete_activity(t, request.result(), request.identity()));
+              return eager_after_activity(ms, request.eager_workflow_task_queue(), request.identity());
             },
-            [](Done) { return v1::CompleteActivityResponse(); }, reply);
+            [this](Eager eager) -> Result<v1::CompleteActivityResponse> {
+              v1::CompleteActivityResponse out;
+              if (auto task = hand_out_eager(std::move(eager))) *out.mutable_workflow_task() = std::move(*task);
+              return out;
+            },
+            reply);
       });
 }
 
@@ -221,13 +260,20 @@ void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivi
   if (Status s = validate_request(request); !s) return reply(s);
   after_offload<v1::FailActivityRequest>(
       std::move(request), reply, [this, reply](v1::FailActivityRequest& request, bool refs) {
-        on_task_token<v1::FailActivityResponse, Done>(
+        using Eager = std::optional<MutableState::EagerWorkflowTask>;
+        on_task_token<v1::FailActivityResponse, Eager>(
             request.task_token(), refs,
-            [request](MutableState& ms, const internal::TaskToken& t) {
-              return to_done(
+            [request](MutableState& ms, const internal::TaskToken& t) -> Result<Eager> {
+              REPRISE_RETURN_IF_ERROR(
                   ms.fail_activity(t, request.failure(), request.last_heartbeat_details(), request.identity()));
+              return eager_after_activity(ms, request.eager_workflow_task_queue(), request.identity());
             },
-            [](Done) { return v1::FailActivityResponse(); }, reply);
+            [this](Eager eager) -> Result<v1::FailActivityResponse> {
+              v1::FailActivityResponse out;
+              if (auto task = hand_out_eager(std::move(eager))) *out.mutable_workflow_task() = std::move(*task);
+              return out;
+            },
+            reply);
       });
 }
 

@@ -114,6 +114,20 @@ class MutableState {
   // token and ids (the caller adds the history).
   Result<Applied> start_workflow_task(const internal::TaskPayload& payload, const std::string& identity,
                                       v1::PollWorkflowTaskResponse& response);
+  // Eager workflow task: when this transition wakes the workflow and its
+  // next workflow task would go to `sticky_queue` (the worker's own queue,
+  // for an activity result; "" for the workflow's task queue, for a start),
+  // schedules that task and starts it for `identity` in this transition,
+  // with no task row, instead of queuing it. The task lacks its history,
+  // which the caller reads once the transition is committed (as for a
+  // poll: `sticky` says from where). Nothing when it is not taken.
+  struct EagerWorkflowTask {
+    ExecutionKey execution;
+    bool sticky = false;
+    v1::PollWorkflowTaskResponse task;
+  };
+  std::optional<EagerWorkflowTask> start_eager_workflow_task(const std::string& sticky_queue,
+                                                             const std::string& identity);
   // What the worker hears once the completion is committed: OK, with the
   // activities started for it to run (eager execution), or ABORTED when
   // events arrived while the task ran and its commands would have closed
@@ -228,6 +242,9 @@ class MutableState {
   Status write_transient_events();
 
   void schedule_workflow_task();
+  // The workflow task's scheduled event (or a retry's transient one) and
+  // state, without the task row: returns its scheduled event id.
+  int64_t record_workflow_task_scheduled();
   void wake_workflow();  // schedules a workflow task unless one is pending
   void add_workflow_task_row(bool sticky);
   void set_sticky(const v1::StickyExecutionAttributes& attributes);

@@ -25,7 +25,7 @@ v1::HistoryEvent scheduled_event(const internal::ExecutionState& state, int atte
 
 }  // namespace
 
-void MutableState::schedule_workflow_task() {
+int64_t MutableState::record_workflow_task_scheduled() {
   const int attempt = std::max(1, state_.workflow_task_attempt());
   const bool transient = attempt > 1;
   const int64_t scheduled_event_id =
@@ -36,6 +36,12 @@ void MutableState::schedule_workflow_task() {
   wt->set_attempt(attempt);
   wt->set_transient(transient);
   set_time(wt->mutable_scheduled_time(), now_);
+  return scheduled_event_id;
+}
+
+void MutableState::schedule_workflow_task() {
+  const int64_t scheduled_event_id = record_workflow_task_scheduled();
+  const int attempt = state_.workflow_task().attempt();
   if (state_.sticky_queue().empty()) {
     add_workflow_task_row(false);
     return;
@@ -110,6 +116,29 @@ void MutableState::wake_workflow() {
   // A retry's backoff holds back its first task; its timer schedules it.
   if (closed() || state_.has_workflow_task() || state_.first_workflow_task_backoff_pending()) return;
   schedule_workflow_task();
+}
+
+std::optional<MutableState::EagerWorkflowTask> MutableState::start_eager_workflow_task(const std::string& sticky_queue,
+                                                                                       const std::string& identity) {
+  // Only the task this transition is about to schedule: not one already
+  // scheduled or running (its events wait for it), not a retry (attempt > 1
+  // waits for its backoff; stickiness ended with the failure anyway), not
+  // one a retried run's backoff holds back, and only where it would go.
+  if (!wake_pending_ || closed() || state_.has_workflow_task() || state_.first_workflow_task_backoff_pending() ||
+      std::max(1, state_.workflow_task_attempt()) > 1 || state_.sticky_queue() != sticky_queue) {
+    return std::nullopt;
+  }
+  wake_pending_ = false;
+  internal::TaskPayload payload;
+  payload.set_scheduled_event_id(record_workflow_task_scheduled());
+  payload.set_attempt(1);
+  payload.set_sticky(!sticky_queue.empty());
+  EagerWorkflowTask eager{key_, payload.sticky(), {}};
+  // No task row and no sticky schedule-to-start timer: it is started now,
+  // with its start-to-close timer, as a poll would start it. It always
+  // starts: the run is open and the payload names the task just scheduled.
+  (void)start_workflow_task(payload, identity, eager.task);
+  return eager;
 }
 
 Result<Applied> MutableState::start_workflow_task(const internal::TaskPayload& payload, const std::string& identity,
