@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "lint/evaluation_order.hpp"
+
 namespace reprise::lint {
 
 std::string Finding::message() const { return "workflow '" + workflow + "' " + std::string(rule->problem); }
@@ -57,15 +59,20 @@ class Overrides {
 // Functions in files the config excludes: decided once per file, not per call.
 using Excluded = std::set<const FunctionFacts*>;
 
+// Hazards only the whole program shows, by function key (evaluation order).
+using DerivedHazards = std::map<std::string, std::vector<Hazard>>;
+
 class RootSearch {
  public:
   RootSearch(const Program& program, const Config& config, const AnalysisOptions& options, const Excluded& excluded,
-             Overrides& overrides, const FunctionFacts& root, const std::string& rule_id, std::vector<Finding>& out)
+             Overrides& overrides, const DerivedHazards& derived, const FunctionFacts& root, const std::string& rule_id,
+             std::vector<Finding>& out)
       : program_(program),
         config_(config),
         options_(options),
         excluded_(excluded),
         overrides_(overrides),
+        derived_(derived),
         root_(root),
         rule_id_(rule_id),
         out_(out) {}
@@ -79,10 +86,14 @@ class RootSearch {
       const FunctionFacts* fn = queue.front();
       queue.pop_front();
       if (silences(fn->suppressed, rule_id_)) continue;
-      for (const auto& hazard : fn->hazards) {
-        if (hazard.rule != rule_id_ || silences(hazard.suppressed, rule_id_)) continue;
-        if (!hazard.callee.empty() && config_.allowed(hazard.callee)) continue;
-        report(*fn, hazard.what, hazard.where);
+      auto derived = derived_.find(fn->key);
+      for (const auto* hazards : {&fn->hazards, derived == derived_.end() ? nullptr : &derived->second}) {
+        if (hazards == nullptr) continue;
+        for (const auto& hazard : *hazards) {
+          if (hazard.rule != rule_id_ || silences(hazard.suppressed, rule_id_)) continue;
+          if (!hazard.callee.empty() && config_.allowed(hazard.callee)) continue;
+          report(*fn, hazard.what, hazard.where);
+        }
       }
       // The user's own calls first: of two chains as short, the one
       // without a library in the middle reads better.
@@ -155,6 +166,7 @@ class RootSearch {
   const AnalysisOptions& options_;
   const Excluded& excluded_;
   Overrides& overrides_;
+  const DerivedHazards& derived_;
   const FunctionFacts& root_;
   const std::string& rule_id_;
   std::vector<Finding>& out_;
@@ -164,10 +176,12 @@ class RootSearch {
 }  // namespace
 
 std::vector<Finding> analyze(const Program& program, const Config& config, const AnalysisOptions& options) {
+  DerivedHazards derived = evaluation_order_hazards(program);
   std::set<std::string> rule_ids;
   for (const auto& [key, fn] : program.functions) {
     for (const auto& hazard : fn.hazards) rule_ids.insert(hazard.rule);
   }
+  if (!derived.empty()) rule_ids.insert("reprise-evaluation-order");
   for (const auto& deny : config.deny) rule_ids.insert(deny.rule);
   if (options.strict) {
     rule_ids.insert("reprise-unresolved");  // virtual calls are judged here, over the whole program
@@ -190,7 +204,7 @@ std::vector<Finding> analyze(const Program& program, const Config& config, const
   for (const auto& [key, fn] : program.functions) {
     if (!program.is_root(fn) || excluded.count(&fn) != 0) continue;
     for (const auto& rule_id : rule_ids) {
-      RootSearch(program, config, options, excluded, overrides, fn, rule_id, findings).run();
+      RootSearch(program, config, options, excluded, overrides, derived, fn, rule_id, findings).run();
     }
   }
   auto order = [](const Finding& f) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lint/decl_names.hpp"
+#include "lint/evaluation_order.hpp"
 #include "lint/library_reach.hpp"
 #include "lint/paths.hpp"
 #include "lint/rules.hpp"
@@ -112,6 +113,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
       member_init_ = nullptr;
     }
     if (fn->hasBody()) TraverseStmt(fn->getBody());
+    facts_.coroutine = fn->getBody() != nullptr && isa<CoroutineBodyStmt>(fn->getBody());
     if (auto* dtor = dyn_cast<CXXDestructorDecl>(fn)) add_member_destructor_calls(dtor->getParent(), fn->getLocation());
   }
 
@@ -133,6 +135,7 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
   // followed like any call. Their object is the awaiter itself (an opaque
   // value), so the operand is traversed once.
   bool TraverseCoawaitExpr(CoawaitExpr* await, DataRecursionQueue* = nullptr) {
+    facts_.starts_work = true;
     TraverseStmt(await->getOperand());
     if (const auto* common = dyn_cast<CallExpr>(await->getCommonExpr()->IgnoreImplicit());
         common != nullptr && common != await->getOperand()->IgnoreImplicit() && common->getDirectCallee() != nullptr) {
@@ -141,6 +144,12 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     for (Expr* step : {await->getReadyExpr(), await->getSuspendExpr(), await->getResumeExpr()}) {
       if (step != nullptr) TraverseStmt(step);
     }
+    return true;
+  }
+
+  bool VisitExpr(Expr* e) {
+    if (starts_work(e)) facts_.starts_work = true;
+    check_evaluation_order(e);
     return true;
   }
 
@@ -491,6 +500,23 @@ class BodyVisitor : public RecursiveASTVisitor<BodyVisitor> {
     std::vector<const FunctionDecl*> functions;
     bool other_variables = false;
   };
+
+  // Operands evaluated in an order the compiler chooses, kept when two of
+  // them or more call something (whether that starts work is decided over
+  // the whole program).
+  void check_evaluation_order(const Expr* e) {
+    auto operands = unsequenced_operands(e);
+    if (operands.size() < 2 || e->isInstantiationDependent()) return;
+    OrderSite site;
+    for (const Expr* operand : operands) {
+      Operand work = operand_work(operand, sm_);
+      if (!work.work.empty() || !work.callee_keys.empty()) site.operands.push_back(std::move(work));
+    }
+    if (site.operands.size() < 2) return;
+    site.where = location_of(e->getBeginLoc(), sm_);
+    site.suppressed = comments_.at(e->getBeginLoc());
+    facts_.order_sites.push_back(std::move(site));
+  }
 
   // Iterating std::unordered_* (order differs between runs) or a container
   // keyed by pointer (order follows addresses).

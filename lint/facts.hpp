@@ -65,6 +65,20 @@ struct VirtualMethod {
   std::vector<std::string> overrides;  // keys of the methods it overrides directly
 };
 
+// One operand of a call or operator whose operands the compiler may
+// evaluate in any order (evaluation_order.hpp).
+struct Operand {
+  std::string work;                      // the work it starts itself: "reprise::WorkflowContext::execute"
+  std::vector<std::string> callee_keys;  // the user functions it calls, which may start work
+  std::vector<std::string> callee_names;
+};
+
+struct OrderSite {
+  Location where;
+  Suppressions suppressed;
+  std::vector<Operand> operands;
+};
+
 struct FunctionFacts {
   std::string key;
   std::string name;  // qualified, without parameters: "orders::checkout"
@@ -73,6 +87,11 @@ struct FunctionFacts {
   Suppressions suppressed;        // by a comment above the function
   std::vector<Call> calls;
   std::vector<Hazard> hazards;
+  // Its body starts workflow work (evaluation_order.hpp); a coroutine's
+  // call starts nothing, its body runs when it is awaited.
+  bool starts_work = false;
+  bool coroutine = false;
+  std::vector<OrderSite> order_sites;  // where its operands' order matters
 };
 
 // What one translation unit contributes.
