@@ -8,21 +8,19 @@
 // workflow across all of them. Exit 0: no errors; 1: an error-level finding
 // (any finding with --warnings-as-errors);
 // 2: the tool could not do its job (bad database, a file that does not parse).
+#include <clang/Tooling/ArgumentsAdjusters.h>
 #include <clang/Tooling/CompilationDatabase.h>
-#include <clang/Tooling/Tooling.h>
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <iostream>
-#include <mutex>
 #include <string>
-#include <thread>
+#include <system_error>
 #include <vector>
 
 #include "lint/analysis.hpp"
-#include "lint/collector.hpp"
 #include "lint/config.hpp"
+#include "lint/parse_units.hpp"
 #include "lint/report.hpp"
 
 namespace {
@@ -39,9 +37,7 @@ struct Arguments {
   Format format = Format::kText;
   bool strict = false;
   bool warnings_as_errors = false;
-  // One unit at a time unless asked: under ThreadSanitizer, clang 14's
-  // library shows data races between tools on different threads.
-  unsigned jobs = 1;
+  unsigned jobs = 1;  // parse processes (parse_units.hpp)
   std::vector<std::string> files;
 };
 
@@ -115,36 +111,6 @@ clang::tooling::ArgumentsAdjuster lint_adjuster() {
   };
 }
 
-// Parses each file on its own ClangTool, `jobs` at a time. Returns the files
-// that failed to parse (their errors went to stderr).
-std::vector<std::string> collect_facts(const clang::tooling::CompilationDatabase& db,
-                                       const std::vector<std::string>& files, unsigned jobs, Program& program) {
-  std::mutex mu;
-  std::vector<std::string> failed;
-  auto lint_one = [&](const std::string& file) {
-    UnitFacts facts;
-    clang::tooling::ClangTool tool(db, {file});
-    tool.appendArgumentsAdjuster(lint_adjuster());
-    int rc = tool.run(make_collector(facts).get());
-    std::lock_guard lock(mu);
-    if (rc != 0) failed.push_back(file);
-    program.merge(std::move(facts));
-  };
-  // The first file alone: clang sets up its function-local statics (option
-  // tables) on first use, and the other threads start after that.
-  lint_one(files.front());
-  std::atomic<size_t> next{1};
-  auto work = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) lint_one(files[i]);
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < std::min<size_t>(jobs, files.size()); ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
-  std::sort(failed.begin(), failed.end());
-  return failed;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,8 +154,16 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  ParsedUnits parsed;
+  try {
+    parsed = parse_units(*db, files, lint_adjuster(), args.jobs);
+  } catch (const std::system_error& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
   Program program;
-  auto failed = collect_facts(*db, files, args.jobs, program);
+  for (auto& unit : parsed.units) program.merge(std::move(unit));
+  const auto& failed = parsed.failed;
   auto findings = analyze(program, config, AnalysisOptions{args.strict, whole_program});
 
   Summary summary{files.size(), 0};

@@ -98,6 +98,16 @@ with tempfile.TemporaryDirectory() as tmp:
     check("could not parse " + str(broken_dir / "broken.cpp") in r.stderr, f"parse error: {r.stderr[-2000:]}")
     check("(2 files)" in r.stdout, f"parse error: {r.stdout}")
 
+    # --jobs 2: each job a child process; the same report, the same exit, and
+    # a file that does not parse in a job is still named.
+    r1 = lint("-p", str(tmp), cwd=cross_tu)
+    r2 = lint("-p", str(tmp), "--jobs", "2", cwd=cross_tu)
+    check(r2.returncode == r1.returncode == 1 and r2.stdout == r1.stdout, f"jobs 2: {r2.stdout} vs {r1.stdout}")
+    r = lint("-p", str(broken_dir), "--jobs=2", cwd=broken_dir)
+    check(r.returncode == 2 and "could not parse " + str(broken_dir / "broken.cpp") in r.stderr,
+          f"jobs 2, parse error: {r.returncode} {r.stderr[-2000:]}")
+    check("(2 files)" in r.stdout, f"jobs 2, parse error: {r.stdout}")
+
 if failures:
     sys.exit(1)
-print("ok: json, sarif, file selection and every exit-2 path")
+print("ok: json, sarif, file selection, --jobs 2 and every exit-2 path")
