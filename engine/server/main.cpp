@@ -34,11 +34,16 @@
 // (default 7d; 0 keeps them), by a sweeper that looks every
 // --retention-sweep-interval (default 1m). docs/engine.md, "Retention".
 //
-// Logs go to stderr, one logfmt line per event (engine/log.hpp).
+// Beside the workflow service it serves the standard health service
+// (grpc.health.v1.Health: NOT_SERVING while the store cannot write, and once
+// shutdown begins) and server reflection (grpcurl). Logs go to stderr, one
+// logfmt line per event (engine/log.hpp).
 // Prints "reprise-server listening on HOST:PORT" once it serves (with the
 // real port when asked for port 0). SIGTERM or SIGINT: stop accepting, let
 // operations in flight finish, close the database cleanly.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -53,6 +58,7 @@
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 #include "engine/server/grpc_service.hpp"
+#include "engine/server/serving_status.hpp"
 #include "engine/store/sqlite_store.hpp"
 
 using namespace reprise;
@@ -271,6 +277,10 @@ int main(int argc, char** argv) {
   // Torn down before the engine and the store: its payload streams' last
   // work (an upload's discard) writes to the store after the server is gone.
   auto service = std::make_unique<GrpcService>(**engine, (*store)->blobs(), flags.engine.claim_check.blob_limit);
+  // The standard health service (grpc.health.v1.Health) and server
+  // reflection (grpc.reflection.v1alpha, what grpcurl uses) beside ours.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
@@ -282,6 +292,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reprise-server: cannot listen on %s\n", flags.listen.c_str());
     return 1;
   }
+  ServingStatus serving_status(
+      *server->GetHealthCheckService(), [&] { return (*engine)->server_problem(); }, std::chrono::seconds(1));
   const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
   std::printf("reprise-server listening on %s:%d (db %s)\n", host.c_str(), port, flags.db.c_str());
   log::info("server listening", {{"address", host + ":" + std::to_string(port)}, {"db", flags.db}});
@@ -291,7 +303,8 @@ int main(int argc, char** argv) {
   sigwait(&stop_signals, &signal_number);
   std::printf("reprise-server: %s, shutting down\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
   std::fflush(stdout);
-  (*engine)->shutdown();  // parked polls answer, operations in flight finish
+  serving_status.stop_serving();  // load balancers stop sending new work
+  (*engine)->shutdown();          // parked polls answer, operations in flight finish
   // Every call has its answer by now; the deadline only bounds how long gRPC
   // waits on idle client connections (it waits the whole deadline when any
   // is open), and 200 ms leaves time to flush the last answers.

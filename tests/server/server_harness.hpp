@@ -47,6 +47,7 @@ class Server {
   }
   // Sends `sig` and returns at once (a watchdog's SIGKILL, say).
   void signal(int sig) { process_->kill(sig); }
+  pid_t pid() const { return process_->pid(); }
   v1::WorkflowService::Stub& stub() { return *stub_; }
   const std::string& address() const { return address_; }
   const std::string& last_line() const { return last_line_; }
