@@ -6,7 +6,7 @@
 #include "engine/log.hpp"
 #include "engine/request_validation.hpp"
 #include "history/enum_name.hpp"
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::engine {
 

@@ -9,9 +9,9 @@
 
 #include "engine/log.hpp"
 #include "history/enum_name.hpp"
-#include "history/proto_time.hpp"
 #include "history/stored_proto.hpp"
-#include "history/uuid.hpp"
+#include "reprise/detail/proto_time.hpp"
+#include "reprise/detail/uuid.hpp"
 
 namespace reprise::engine {
 

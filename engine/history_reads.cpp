@@ -5,8 +5,8 @@
 
 #include "engine/engine.hpp"
 #include "engine/request_validation.hpp"
-#include "history/proto_time.hpp"
 #include "history/run_chain.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::engine {
 

@@ -10,8 +10,8 @@
 // lost on restart, like the client calls waiting for them.
 #include "engine/engine.hpp"
 #include "engine/request_validation.hpp"
-#include "history/proto_time.hpp"
 #include "history/stored_proto.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::engine {
 

@@ -6,8 +6,8 @@
 // executor, posted by check_timers().
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
-#include "history/proto_time.hpp"
 #include "history/stored_proto.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::engine {
 

@@ -1,4 +1,4 @@
-#include "history/clock.hpp"
+#include "reprise/clock.hpp"
 
 namespace reprise {
 

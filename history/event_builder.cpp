@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::history {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "history/clock.hpp"
+#include "reprise/clock.hpp"
 #include "reprise/v1/history.pb.h"
 
 namespace reprise::history {

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 #include "reprise/v1/common.pb.h"
 
 namespace reprise {

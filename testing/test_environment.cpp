@@ -154,7 +154,7 @@ TestEnvironment::~TestEnvironment() {
 
 void TestEnvironment::advance(std::chrono::nanoseconds by) {
   clock_.advance(by);
-  embedded_->engine().check_timers();
+  embedded_->fire_due_timers();
 }
 
 void TestEnvironment::sleep(std::chrono::nanoseconds d) {
@@ -164,11 +164,7 @@ void TestEnvironment::sleep(std::chrono::nanoseconds d) {
   sleep_over_.wait(lock, [this] { return !sleep_until_; });
 }
 
-bool TestEnvironment::idle() {
-  if (tracking_->outstanding() > 0 || embedded_->engine().queued_tasks() > 0) return false;
-  Result<std::vector<engine::TaskRecord>> stored = embedded_->store().load_tasks(0, 1);
-  return stored && stored->empty();
-}
+bool TestEnvironment::idle() { return tracking_->outstanding() == 0 && !embedded_->has_pending_tasks(); }
 
 void TestEnvironment::skip_time() {
   using namespace std::chrono_literals;
@@ -204,11 +200,11 @@ void TestEnvironment::skip_time() {
       continue;
     }
     std::optional<TimePoint> target = sleep_until;
-    Result<std::optional<TimePoint>> next = embedded_->store().next_timer_time();
-    if (next && next->has_value() && (!target || **next < *target)) target = **next;
+    std::optional<TimePoint> next = embedded_->next_timer_time();
+    if (next && (!target || *next < *target)) target = *next;
     if (target && *target > clock_.now()) {
       clock_.set(*target);
-      embedded_->engine().check_timers();
+      embedded_->fire_due_timers();
     }
   }
 }

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <mutex>
 
-#include "history/proto_time.hpp"
 #include "history/status.hpp"
 #include "reprise/detail/failure.hpp"
+#include "reprise/detail/proto_time.hpp"
 #include "reprise/worker.hpp"
 #include "worker/heartbeat_sender.hpp"
 

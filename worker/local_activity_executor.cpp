@@ -1,9 +1,9 @@
 #include "worker/local_activity_executor.hpp"
 
 #include "history/enum_name.hpp"
-#include "history/proto_time.hpp"
 #include "history/retry_policy.hpp"
 #include "reprise/detail/failure.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::worker {
 

@@ -2,7 +2,7 @@
 // context (detail::WorkflowCore), turned into commands and pending results.
 #include <algorithm>
 
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 #include "worker/machines/activity_machine.hpp"
 #include "worker/machines/child_machine.hpp"
 #include "worker/machines/external_machine.hpp"

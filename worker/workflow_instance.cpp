@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "history/proto_time.hpp"
 #include "reprise/detail/failure.hpp"
+#include "reprise/detail/proto_time.hpp"
 #include "worker/machines/close_machine.hpp"
 #include "worker/machines/nondeterminism.hpp"
 

@@ -9,7 +9,7 @@
 // twice, or after its target closed, changes nothing.
 #include "engine/execution/mutable_state.hpp"
 #include "engine/execution/workflow_id_reuse.hpp"
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::engine {
 

@@ -3,7 +3,7 @@
 // Retries (workflow_retry.cpp) start their next run the same way; the
 // lineage both share (next_run_request, start_next_run) lives here.
 #include "engine/execution/mutable_state.hpp"
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::engine {
 

@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "history/proto_time.hpp"
 #include "history/retry_policy.hpp"
 #include "history/status.hpp"
+#include "reprise/detail/proto_time.hpp"
 #include "reprise/v1/common.pb.h"
 
 namespace reprise::engine::state_util {

@@ -2,7 +2,7 @@
 // durable timer row.
 #include "engine/execution/mutable_state.hpp"
 #include "engine/execution/state_util.hpp"
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::engine {
 

@@ -4,7 +4,7 @@
 #include "engine/execution/mutable_state.hpp"
 #include "engine/execution/state_util.hpp"
 #include "history/enum_name.hpp"
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::engine {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "history/clock.hpp"
 #include "history/sha256.hpp"
+#include "reprise/clock.hpp"
 #include "reprise/v1/common.pb.h"
 
 namespace reprise::engine {

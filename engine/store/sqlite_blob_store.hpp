@@ -21,7 +21,7 @@
 #include "engine/store/read_pool.hpp"
 #include "engine/store/sqlite_db.hpp"
 #include "engine/store/transition_writer.hpp"
-#include "history/clock.hpp"
+#include "reprise/clock.hpp"
 
 namespace reprise::engine {
 

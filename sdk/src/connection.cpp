@@ -6,8 +6,8 @@
 #include <set>
 
 #include "history/status.hpp"
-#include "history/uuid.hpp"
 #include "reprise/client.hpp"
+#include "reprise/detail/uuid.hpp"
 #include "reprise/v1/service.grpc.pb.h"
 #include "sdk/src/busy_backoff.hpp"
 

@@ -17,6 +17,19 @@ std::shared_ptr<EmbeddedConnection> open_embedded(const std::string& database_pa
   return std::make_shared<EmbeddedConnection>(std::move(store).value(), std::move(engine).value());
 }
 
+void EmbeddedConnection::fire_due_timers() { engine_->check_timers(); }
+
+bool EmbeddedConnection::has_pending_tasks() {
+  if (engine_->queued_tasks() > 0) return true;
+  Result<std::vector<engine::TaskRecord>> stored = store_->load_tasks(0, 1);
+  return !stored || !stored->empty();
+}
+
+std::optional<TimePoint> EmbeddedConnection::next_timer_time() {
+  Result<std::optional<TimePoint>> next = store_->next_timer_time();
+  return next ? *next : std::nullopt;
+}
+
 std::shared_ptr<Connection> Connection::embedded(const std::string& database_path) {
   return open_embedded(database_path, nullptr);
 }

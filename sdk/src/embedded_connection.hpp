@@ -8,12 +8,14 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "engine/engine.hpp"
 #include "engine/store/sqlite_store.hpp"
 #include "reprise/client.hpp"
+#include "reprise/export.hpp"
 #include "sdk/src/busy_backoff.hpp"
 
 namespace reprise {
@@ -23,6 +25,16 @@ class EmbeddedConnection final : public Connection {
   // For the testing library, which moves a manual clock.
   engine::SqliteStore& store() { return *store_; }
   engine::Engine& engine() { return *engine_; }
+
+  // What TestEnvironment asks of the engine. libreprise-embedded hides the
+  // engine, so libreprise-testing reaches it only through these.
+  // Fires the timers due by the engine's clock.
+  REPRISE_EXPORT void fire_due_timers();
+  // Whether a task waits for a worker: queued in memory or stored (also
+  // true when the store cannot say).
+  REPRISE_EXPORT bool has_pending_tasks();
+  // When the earliest timer is due, if one is set and the store can say.
+  REPRISE_EXPORT std::optional<TimePoint> next_timer_time();
 
   EmbeddedConnection(std::unique_ptr<engine::SqliteStore> store, std::unique_ptr<engine::Engine> engine)
       : store_(std::move(store)), engine_(std::move(engine)) {}
@@ -161,6 +173,6 @@ class EmbeddedConnection final : public Connection {
 // Opens (creating if missing) the database and starts the engine on it,
 // reading time from `clock` (null: the system clock). Throws reprise::Error
 // naming the file when it cannot.
-std::shared_ptr<EmbeddedConnection> open_embedded(const std::string& database_path, const Clock* clock);
+REPRISE_EXPORT std::shared_ptr<EmbeddedConnection> open_embedded(const std::string& database_path, const Clock* clock);
 
 }  // namespace reprise

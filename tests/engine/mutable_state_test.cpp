@@ -8,7 +8,7 @@
 
 #include "../store/store_test_util.hpp"
 #include "engine/store/sqlite_store.hpp"
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 
 namespace reprise::engine {
 namespace {

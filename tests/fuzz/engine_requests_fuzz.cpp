@@ -31,7 +31,7 @@
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 #include "engine/store/sqlite_store.hpp"
-#include "history/clock.hpp"
+#include "reprise/clock.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 #include "tests/fuzz/quiet_protobuf.hpp"
 

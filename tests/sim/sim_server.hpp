@@ -14,7 +14,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/store/sqlite_store.hpp"
-#include "history/clock.hpp"
+#include "reprise/clock.hpp"
 #include "scheduler.hpp"
 #include "sim_runtime.hpp"
 

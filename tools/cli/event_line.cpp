@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "history/event_builder.hpp"
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 #include "tools/cli/json_payload.hpp"
 
 namespace reprise::cli {

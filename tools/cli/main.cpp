@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "engine/store/file_check.hpp"
-#include "history/proto_time.hpp"
 #include "reprise/client.hpp"
+#include "reprise/detail/proto_time.hpp"
 #include "reprise/history_file.hpp"
 #include "tools/cli/event_line.hpp"
 #include "tools/cli/json_payload.hpp"

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "history/clock.hpp"
+#include "reprise/clock.hpp"
 #include "reprise/codec.hpp"
 #include "reprise/detail/blobs.hpp"
 #include "reprise/v1/common.pb.h"

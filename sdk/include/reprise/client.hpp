@@ -18,6 +18,7 @@
 
 #include "reprise/codec.hpp"
 #include "reprise/detail/blobs.hpp"
+#include "reprise/export.hpp"
 #include "reprise/history_file.hpp"
 #include "reprise/v1/service.pb.h"
 #include "reprise/workflow.hpp"
@@ -25,7 +26,7 @@
 namespace reprise {
 
 // A failed RPC: what was asked, and the server's answer.
-class RpcError : public Error {
+class REPRISE_EXPORT RpcError : public Error {
  public:
   RpcError(int code, const std::string& message) : Error(message), code_(code) {}
   int code() const { return code_; }  // a gRPC status code
@@ -36,7 +37,7 @@ class RpcError : public Error {
 
 // The workflow closed without a result: failed, canceled, terminated or
 // timed out. `type()` is the failure's type when it failed with one.
-class WorkflowFailedError : public Error {
+class REPRISE_EXPORT WorkflowFailedError : public Error {
  public:
   WorkflowFailedError(const std::string& message, std::string type) : Error(message), type_(std::move(type)) {}
   const std::string& type() const { return type_; }
@@ -45,7 +46,7 @@ class WorkflowFailedError : public Error {
   std::string type_;
 };
 
-class Connection {
+class REPRISE_EXPORT Connection {
  public:
   // Connects lazily; calls fail with RpcError while the server is away.
   static std::shared_ptr<Connection> remote(const std::string& address);
@@ -111,37 +112,38 @@ struct StartOptions {
 };
 
 // The workflow did not close within the time result() was given.
-class ResultTimeoutError : public Error {
+class REPRISE_EXPORT ResultTimeoutError : public Error {
  public:
   using Error::Error;
 };
 
 // Long-polls the run's close event, following continue-as-new; the result,
 // WorkflowFailedError, or ResultTimeoutError once `timeout` (if any) passes.
-v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id, std::string run_id,
-                                      std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+REPRISE_EXPORT v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id,
+                                                     std::string run_id,
+                                                     std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
 namespace detail {
 
 // A random version-4 UUID: the request id of one client call, reused only
 // by that call's retries. Thread-safe.
-std::string new_request_id();
+REPRISE_EXPORT std::string new_request_id();
 
-void request_cancel(Connection& connection, const std::string& workflow_id, const std::string& run_id,
-                    const std::string& reason);
-void terminate(Connection& connection, const std::string& workflow_id, const std::string& run_id,
-               const std::string& reason);
-v1::DescribeWorkflowResponse describe(Connection& connection, const std::string& workflow_id,
-                                      const std::string& run_id);
+REPRISE_EXPORT void request_cancel(Connection& connection, const std::string& workflow_id, const std::string& run_id,
+                                   const std::string& reason);
+REPRISE_EXPORT void terminate(Connection& connection, const std::string& workflow_id, const std::string& run_id,
+                              const std::string& reason);
+REPRISE_EXPORT v1::DescribeWorkflowResponse describe(Connection& connection, const std::string& workflow_id,
+                                                     const std::string& run_id);
 // Calls `call` with the current run of the chain `run_id` began: `run_id`,
 // or the run its close event handed on to (continue-as-new, a retry), and so
 // on, as result() follows it; empty `run_id` stays empty (the server's
 // current run). When that run closes into a next one before the call reaches
 // it (FAILED_PRECONDITION), the call goes to the next one.
-void on_current_run(Connection& connection, const std::string& workflow_id, const std::string& run_id,
-                    const std::function<void(const std::string& current_run_id)>& call);
+REPRISE_EXPORT void on_current_run(Connection& connection, const std::string& workflow_id, const std::string& run_id,
+                                   const std::function<void(const std::string& current_run_id)>& call);
 // Fetches claim-check payloads a client reads (results, query answers).
-PayloadLoader blob_loader(std::shared_ptr<Connection> connection);
+REPRISE_EXPORT PayloadLoader blob_loader(std::shared_ptr<Connection> connection);
 
 }  // namespace detail
 

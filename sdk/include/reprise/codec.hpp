@@ -36,6 +36,7 @@
 
 #include "reprise/detail/variant_adaptor.hpp"
 #include "reprise/errors.hpp"
+#include "reprise/export.hpp"
 #include "reprise/v1/common.pb.h"
 
 namespace reprise {
@@ -90,9 +91,9 @@ namespace detail {
 
 // zstd for payloads of at least kCompressThreshold bytes (sdk/src/payload_compression.cpp).
 inline constexpr size_t kCompressThreshold = 16 * 1024;
-void compress_if_large(v1::Payload& payload);
+REPRISE_EXPORT void compress_if_large(v1::Payload& payload);
 // The payload's msgpack bytes, decompressed when needed. Throws PayloadError.
-std::string uncompressed_bytes(const v1::Payload& payload, const std::string& what);
+REPRISE_EXPORT std::string uncompressed_bytes(const v1::Payload& payload, const std::string& what);
 
 }  // namespace detail
 

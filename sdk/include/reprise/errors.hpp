@@ -5,23 +5,25 @@
 #include <stdexcept>
 #include <string>
 
+#include "reprise/export.hpp"
+
 namespace reprise {
 
 // Base of every Reprise exception.
-class Error : public std::runtime_error {
+class REPRISE_EXPORT Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 // A value does not decode as the type the code expects.
-class PayloadError : public Error {
+class REPRISE_EXPORT PayloadError : public Error {
  public:
   using Error::Error;
 };
 
 // Thrown by user code to fail an activity or workflow with a typed error;
 // `non_retryable` stops activity and workflow retries at once.
-class ApplicationError : public Error {
+class REPRISE_EXPORT ApplicationError : public Error {
  public:
   ApplicationError(std::string type, const std::string& message, bool non_retryable = false)
       : Error(message), type_(std::move(type)), non_retryable_(non_retryable) {}
@@ -35,7 +37,7 @@ class ApplicationError : public Error {
 
 // An activity the workflow awaited failed, timed out or was canceled after
 // its retries; `what()` carries the cause's message.
-class ActivityError : public Error {
+class REPRISE_EXPORT ActivityError : public Error {
  public:
   ActivityError(std::string activity, const std::string& message, std::string cause_type)
       : Error("activity '" + activity + "' failed: " + message),
@@ -53,14 +55,14 @@ class ActivityError : public Error {
 // cancellable future then throws this), or the code canceled the future it
 // awaits. Let it escape the workflow to end it as canceled; catch it to
 // clean up first (through ctx.non_cancellable()).
-class CanceledError : public Error {
+class REPRISE_EXPORT CanceledError : public Error {
  public:
   using Error::Error;
 };
 
 // A child workflow the workflow awaited did not complete: it failed, timed
 // out, was canceled or terminated, or could not start (its id was in use).
-class ChildWorkflowError : public Error {
+class REPRISE_EXPORT ChildWorkflowError : public Error {
  public:
   ChildWorkflowError(std::string workflow_id, const std::string& message, std::string cause_type)
       : Error("child workflow '" + workflow_id + "' " + message),
@@ -77,7 +79,7 @@ class ChildWorkflowError : public Error {
 // A signal or cancel request this workflow sent to another workflow was not
 // delivered: cause() is "NOT_FOUND" (no such workflow, or it is closed) or
 // "NOT_CHILD" (child_workflow_only, and the target is not this run's child).
-class ExternalWorkflowError : public Error {
+class REPRISE_EXPORT ExternalWorkflowError : public Error {
  public:
   ExternalWorkflowError(std::string workflow_id, const std::string& message, std::string cause)
       : Error(message), workflow_id_(std::move(workflow_id)), cause_(std::move(cause)) {}
@@ -91,7 +93,7 @@ class ExternalWorkflowError : public Error {
 
 // The workflow's code did something its recorded history did not (or the
 // reverse): replaying it would not reproduce the execution.
-class NonDeterminismError : public Error {
+class REPRISE_EXPORT NonDeterminismError : public Error {
  public:
   using Error::Error;
 };

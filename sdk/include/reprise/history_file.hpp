@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "reprise/export.hpp"
 #include "reprise/v1/history.pb.h"
 
 namespace reprise {
@@ -15,12 +16,13 @@ class Connection;
 enum class HistoryFormat { kJson, kBinary };
 
 // Every event of the run ("" = the current run), page by page.
-v1::History fetch_history(Connection& connection, const std::string& workflow_id, const std::string& run_id = "");
+REPRISE_EXPORT v1::History fetch_history(Connection& connection, const std::string& workflow_id,
+                                         const std::string& run_id = "");
 
 // Throws reprise::Error naming the file when it cannot be written.
-void write_history_file(const std::string& path, const v1::History& history, HistoryFormat format);
+REPRISE_EXPORT void write_history_file(const std::string& path, const v1::History& history, HistoryFormat format);
 // Either format, told apart by the first byte. Throws reprise::Error naming
 // the file and the problem.
-v1::History read_history_file(const std::string& path);
+REPRISE_EXPORT v1::History read_history_file(const std::string& path);
 
 }  // namespace reprise

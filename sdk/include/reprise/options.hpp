@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "history/proto_time.hpp"
+#include "reprise/detail/proto_time.hpp"
 #include "reprise/v1/command.pb.h"
 
 namespace reprise {

@@ -26,10 +26,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "history/uuid.hpp"
 #include "reprise/codec.hpp"
 #include "reprise/coroutine.hpp"
 #include "reprise/detail/core.hpp"
+#include "reprise/detail/uuid.hpp"
 #include "reprise/futures.hpp"
 #include "reprise/handles.hpp"
 #include "reprise/options.hpp"

@@ -19,9 +19,11 @@
 #include <string>
 #include <thread>
 
-#include "history/clock.hpp"
 #include "reprise/client.hpp"
+#include "reprise/clock.hpp"
+#include "reprise/detail/replay.hpp"
 #include "reprise/detail/workflow_starter.hpp"
+#include "reprise/export.hpp"
 #include "reprise/history_file.hpp"
 
 namespace reprise {
@@ -41,7 +43,7 @@ struct TestEnvironmentOptions {
 
 // The engine in this process on a temporary database (deleted afterwards),
 // with a clock of its own that starts at the real time.
-class TestEnvironment {
+class REPRISE_EXPORT TestEnvironment {
  public:
   explicit TestEnvironment(TestEnvironmentOptions options = {});
   ~TestEnvironment();
@@ -77,11 +79,6 @@ class TestEnvironment {
   std::optional<TimePoint> sleep_until_;
   std::thread skipper_;
 };
-
-namespace detail {
-// Replays `history` through a fresh instance of the workflow `starter` runs.
-void replay_history(const v1::History& history, const std::string& workflow_type, worker::WorkflowStarter starter);
-}  // namespace detail
 
 // Replays an exported history (JSON or binary) against the current code of
 // `workflow`. Throws NonDeterminismError naming the event where the code

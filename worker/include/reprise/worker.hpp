@@ -30,6 +30,7 @@
 #include "reprise/activity.hpp"
 #include "reprise/client.hpp"
 #include "reprise/detail/workflow_starter.hpp"
+#include "reprise/export.hpp"
 #include "reprise/workflow.hpp"
 
 namespace reprise::worker {
@@ -92,7 +93,7 @@ struct WorkerOptions {
   bool eager_activities = true;
 };
 
-class Worker {
+class REPRISE_EXPORT Worker {
  public:
   // Throws std::invalid_argument for options that cannot work.
   Worker(std::shared_ptr<Connection> connection, WorkerOptions options);

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "reprise/export.hpp"
 #include "reprise/v1/command.pb.h"
 #include "reprise/v1/common.pb.h"
 
@@ -31,7 +32,7 @@ struct BlobOptions {
   size_t cache_bytes = 64 << 20;
 };
 
-class Blobs {
+class REPRISE_EXPORT Blobs {
  public:
   Blobs(Connection& connection, BlobOptions options) : connection_(connection), options_(options) {}
 

@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "history/clock.hpp"
+#include "reprise/clock.hpp"
+#include "reprise/export.hpp"
 #include "reprise/v1/command.pb.h"
 #include "reprise/v1/common.pb.h"
 
@@ -61,7 +62,7 @@ struct Pending {
   WorkflowCore* core = nullptr;  // where cancel() goes
 };
 
-class WorkflowCore {
+class REPRISE_EXPORT WorkflowCore {
  public:
   virtual ~WorkflowCore() = default;
   // Each returns the pending result of a command it issues. When the

@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 
+#include "reprise/export.hpp"
+
 namespace reprise {
 
 // The stack a stackful workflow runs on.
@@ -26,9 +28,9 @@ namespace detail {
 // Thrown on a fiber's stack when the fiber is destroyed before its code has
 // returned (a cached workflow evicted while it waits), so the objects on the
 // stack are destroyed. Code that catches everything must rethrow it.
-struct FiberUnwind {};
+struct REPRISE_EXPORT FiberUnwind {};
 
-class Fiber {
+class REPRISE_EXPORT Fiber {
  public:
   Fiber(StackOptions stack, std::function<void()> body);
   // Unwinds the stack of a fiber whose body has not returned.

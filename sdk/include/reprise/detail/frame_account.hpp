@@ -11,14 +11,17 @@
 #include <cstdint>
 #include <new>
 
+#include "reprise/export.hpp"
+
 namespace reprise::detail {
 
 struct FrameAccount {
   std::atomic<int64_t> bytes{0};
 };
 
-// Set by the runtime around the code of one workflow; null elsewhere.
-inline thread_local FrameAccount* current_frame_account = nullptr;
+// Set by the runtime around the code of one workflow; null elsewhere. Exported:
+// user code and the library must share the one variable.
+REPRISE_EXPORT inline thread_local FrameAccount* current_frame_account = nullptr;
 
 // Room for the account pointer before the frame, keeping the frame aligned
 // as operator new would.

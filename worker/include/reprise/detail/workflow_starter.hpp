@@ -11,6 +11,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "reprise/export.hpp"
 #include "reprise/stackful.hpp"
 #include "reprise/workflow.hpp"
 
@@ -18,7 +19,7 @@ namespace reprise::worker {
 
 // A started workflow body, type-erased: the coroutine to resume and how to
 // read its result once it finishes.
-class RunningWorkflow {
+class REPRISE_EXPORT RunningWorkflow {
  public:
   virtual ~RunningWorkflow() = default;
   virtual std::coroutine_handle<> handle() = 0;

@@ -1,4 +1,7 @@
-#include "reprise/testing.hpp"
+// reprise::testing::replay: see reprise/detail/replay.hpp.
+#include "reprise/detail/replay.hpp"
+
+#include "reprise/errors.hpp"
 #include "worker/workflow_instance.hpp"
 
 namespace reprise::testing::detail {

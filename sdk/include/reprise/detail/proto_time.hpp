@@ -7,7 +7,7 @@
 #include <chrono>
 #include <limits>
 
-#include "history/clock.hpp"
+#include "reprise/clock.hpp"
 
 namespace reprise {
 

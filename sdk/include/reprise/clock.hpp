@@ -9,24 +9,26 @@
 #include <chrono>
 #include <cstdint>
 
+#include "reprise/export.hpp"
+
 namespace reprise {
 
 using TimePoint = std::chrono::time_point<std::chrono::system_clock, std::chrono::nanoseconds>;
 
-class Clock {
+class REPRISE_EXPORT Clock {
  public:
   virtual ~Clock() = default;
   virtual TimePoint now() const = 0;
 };
 
-class SystemClock final : public Clock {
+class REPRISE_EXPORT SystemClock final : public Clock {
  public:
   TimePoint now() const override;
   // A process-wide instance for callers that were not handed a clock.
   static const SystemClock& instance();
 };
 
-class ManualClock final : public Clock {
+class REPRISE_EXPORT ManualClock final : public Clock {
  public:
   explicit ManualClock(TimePoint start = TimePoint(std::chrono::seconds(1'700'000'000)))
       : ns_(start.time_since_epoch().count()) {}
