@@ -7,6 +7,9 @@
 //       and min–max over rounds, p50/p99 start-to-close latency. --local
 //       adds hello_local (the activity run with ctx.execute_local),
 //       interleaved with hello, and prints the history of one of each.
+//       --eager-start starts every workflow with StartOptions::eager_start
+//       (the worker shares the client's connection, so the start's answer
+//       brings the first workflow task).
 //   sdk_driver --server PATH/reprise-server parked [--count 10000]
 //              [--style stackless|stackful] [--stack-kib 64] [--no-guard]
 //       memory per cached parked workflow: `count` workflows waiting on a
@@ -104,7 +107,7 @@ struct Level {
   std::string storage;  // remote: bench::per_workflow for the run
 };
 
-Level run_level(Client& client, int concurrency, int seconds, const std::string& tag, bool local) {
+Level run_level(Client& client, int concurrency, int seconds, const std::string& tag, bool local, bool eager_start) {
   std::atomic<int64_t> done{0};
   std::mutex mu;
   std::vector<double> latencies;
@@ -117,9 +120,10 @@ Level run_level(Client& client, int concurrency, int seconds, const std::string&
         const auto start = Steady::now();
         const std::string id = tag + "-" + std::to_string(t) + "-" + std::to_string(i);
         if (local) {
-          client.execute(hello_local_wf, {.id = id, .task_queue = "bench"}, std::string("bench"));
+          client.execute(hello_local_wf, {.id = id, .task_queue = "bench", .eager_start = eager_start},
+                         std::string("bench"));
         } else {
-          client.execute(hello_wf, {.id = id, .task_queue = "bench"}, std::string("bench"));
+          client.execute(hello_wf, {.id = id, .task_queue = "bench", .eager_start = eager_start}, std::string("bench"));
         }
         mine.push_back(std::chrono::duration<double, std::milli>(Steady::now() - start).count());
         ++done;
@@ -142,7 +146,8 @@ Level run_level(Client& client, int concurrency, int seconds, const std::string&
   return l;
 }
 
-int hello_mode(const std::string& server_binary, int seconds, int rounds, const std::vector<int>& levels, bool local) {
+int hello_mode(const std::string& server_binary, int seconds, int rounds, const std::vector<int>& levels, bool local,
+               bool eager_start) {
   std::vector<std::string> variants = {"hello"};
   if (local) variants.push_back("local");
   engine::testing::TempDir dir;
@@ -172,7 +177,7 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
         for (auto& [mode, connection] : connections) {
           Client client(connection);
           const v1::GetStorageStatsResponse before = bench::storage_stats(*stats_stub);
-          Level l = run_level(client, level, seconds, "r" + std::to_string(tag++), variant == "local");
+          Level l = run_level(client, level, seconds, "r" + std::to_string(tag++), variant == "local", eager_start);
           if (mode == "remote") {
             l.storage = bench::per_workflow(before, bench::storage_stats(*stats_stub), l.workflows);
             std::printf("round %d, remote %d: %s\n", round + 1, level, l.storage.c_str());
@@ -193,7 +198,8 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
                 rates.back(), mid.p50_ms, mid.p99_ms);
   }
   Client remote(connections["remote"]);
-  remote.execute(hello_wf, {.id = "shape-hello", .task_queue = "bench"}, std::string("bench"));
+  remote.execute(hello_wf, {.id = "shape-hello", .task_queue = "bench", .eager_start = eager_start},
+                 std::string("bench"));
   std::printf("hello:       %s\n", history_shape(*connections["remote"], "shape-hello").c_str());
   if (local) {
     remote.execute(hello_local_wf, {.id = "shape-local", .task_queue = "bench"}, std::string("bench"));
@@ -258,6 +264,7 @@ int main(int argc, char** argv) {
   StackOptions stack;
   std::vector<int> levels = {1, 8, 64};
   bool local = false;
+  bool eager_start = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -277,6 +284,8 @@ int main(int argc, char** argv) {
       stack.guard_page = false;
     else if (arg == "--local")
       local = true;
+    else if (arg == "--eager-start")
+      eager_start = true;
     else if (arg == "--levels") {
       levels.clear();
       std::stringstream list(value());
@@ -288,7 +297,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: sdk_driver --server PATH/reprise-server hello|parked [options]\n");
     return 2;
   }
-  if (mode == "hello") return hello_mode(server, seconds, rounds, levels, local);
+  if (mode == "hello") return hello_mode(server, seconds, rounds, levels, local, eager_start);
   return style == "stackful" ? parked_mode(server, count, park_stackful_wf, stack)
                              : parked_mode(server, count, park_wf, stack);
 }

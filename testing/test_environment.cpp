@@ -46,7 +46,12 @@ class TestEnvironment::TrackingConnection final : public Connection {
   int64_t calls() const { return calls_.load(); }
 
   v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
-    return counted([&] { return inner_->start_workflow(r); });
+    return counted([&] {
+      v1::StartWorkflowResponse out = inner_->start_workflow(r);
+      // An eager start's first task is handed out as a poll's is.
+      if (!out.eager_workflow_task().task_token().empty()) ++outstanding_;
+      return out;
+    });
   }
   void signal_workflow(const v1::SignalWorkflowRequest& r) override {
     counted([&] { inner_->signal_workflow(r); });

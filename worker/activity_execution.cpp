@@ -10,6 +10,8 @@
 #include "reprise/detail/proto_time.hpp"
 #include "reprise/worker.hpp"
 #include "worker/heartbeat_sender.hpp"
+#include "worker/sticky_cache.hpp"
+#include "worker/task_pool.hpp"
 
 namespace reprise {
 
@@ -21,6 +23,27 @@ std::function<void()> Worker::activity_job(std::shared_ptr<const v1::PollActivit
       std::fprintf(stderr, "reprise worker: %s\n", e.what());  // the attempt times out and is retried
     }
   };
+}
+
+template <typename Request, typename Report>
+void Worker::report_outcome(Request request, const std::string& run_id, Report report) {
+  // The workflow's next task comes to this worker's sticky queue only while
+  // it holds the workflow; a free thread is held for it before asking.
+  const bool ask = options_.eager_workflow_tasks && options_.cache_size > 0 && workflow_pool_ != nullptr &&
+                   cache_->holds(run_id) && workflow_pool_->try_reserve();
+  if (ask) request.set_eager_workflow_task_queue(sticky_queue_);
+  auto answer = [&] {
+    try {
+      return report(request);
+    } catch (...) {
+      if (ask) workflow_pool_->release_reserved();
+      throw;
+    }
+  }();
+  if (!ask) return;
+  if (answer.workflow_task().task_token().empty()) return workflow_pool_->release_reserved();
+  workflow_pool_->post_reserved(
+      workflow_job(std::make_shared<const v1::PollWorkflowTaskResponse>(std::move(*answer.mutable_workflow_task()))));
 }
 
 void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
@@ -92,7 +115,8 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
     done.set_task_token(task.task_token());
     *done.mutable_result() = std::move(result);
     done.set_identity(options_.identity);
-    connection_->complete_activity(done);
+    report_outcome(std::move(done), task.workflow_execution().run_id(),
+                   [this](const v1::CompleteActivityRequest& r) { return connection_->complete_activity_answered(r); });
   } catch (const RpcError&) {
     throw;
   } catch (const CanceledError& e) {
@@ -126,7 +150,8 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
     *failed.mutable_failure() = reprise::detail::failure_of(e);
     // The next attempt starts from the latest details, sent or not.
     if (auto details = heartbeats.latest()) *failed.mutable_last_heartbeat_details() = std::move(*details);
-    connection_->fail_activity(failed);
+    report_outcome(std::move(failed), task.workflow_execution().run_id(),
+                   [this](const v1::FailActivityRequest& r) { return connection_->fail_activity_answered(r); });
   }
 }
 

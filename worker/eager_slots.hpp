@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -33,6 +34,41 @@ class Worker::EagerSlots final : public worker::EagerActivities {
 
  private:
   Worker& worker_;
+};
+
+// Worker::EagerStart: the Worker as the connection's target for eager
+// workflow starts (StartOptions::eager_start): a free workflow thread is
+// held for the first task and the task runs on it. Registered by start()
+// and detached by stop() before the workflow pool goes; a task that comes
+// after that is dropped, and times out and is redelivered.
+class Worker::EagerStart final : public Connection::EagerStartTarget {
+ public:
+  explicit EagerStart(Worker& worker) : worker_(&worker), identity_(worker.options_.identity) {}
+
+  std::string identity() const override { return identity_; }
+  bool reserve() override {
+    std::lock_guard lock(mu_);
+    return worker_ != nullptr && worker_->workflow_pool_->try_reserve();
+  }
+  void run(v1::PollWorkflowTaskResponse task) override {
+    std::lock_guard lock(mu_);
+    if (worker_ == nullptr) return;
+    worker_->workflow_pool_->post_reserved(
+        worker_->workflow_job(std::make_shared<const v1::PollWorkflowTaskResponse>(std::move(task))));
+  }
+  void release() override {
+    std::lock_guard lock(mu_);
+    if (worker_ != nullptr) worker_->workflow_pool_->release_reserved();
+  }
+  void detach() {
+    std::lock_guard lock(mu_);
+    worker_ = nullptr;
+  }
+
+ private:
+  std::mutex mu_;
+  Worker* worker_;
+  const std::string identity_;
 };
 
 }  // namespace reprise

@@ -53,15 +53,19 @@ void Worker::workflow_poll_loop(const std::string& queue) {
       continue;
     }
     if (task->task_token().empty()) continue;
-    workflow_pool_->post([this, task] {
-      try {
-        workflow_tasks_->run(*task);
-      } catch (const std::exception& e) {
-        // The answer did not arrive; the task times out and comes back.
-        std::fprintf(stderr, "reprise worker: %s\n", e.what());
-      }
-    });
+    workflow_pool_->post(workflow_job(std::move(task)));
   }
+}
+
+std::function<void()> Worker::workflow_job(std::shared_ptr<const v1::PollWorkflowTaskResponse> task) {
+  return [this, task = std::move(task)] {
+    try {
+      workflow_tasks_->run(*task);
+    } catch (const std::exception& e) {
+      // The answer did not arrive; the task times out and comes back.
+      std::fprintf(stderr, "reprise worker: %s\n", e.what());
+    }
+  };
 }
 
 void Worker::activity_poll_loop() {

@@ -67,6 +67,11 @@ void StickyCache::remove_locked(std::map<std::string, Entry>::iterator it, Evict
   entries_.erase(it);
 }
 
+bool StickyCache::holds(const std::string& run_id) const {
+  std::lock_guard lock(mu_);
+  return entries_.count(run_id) > 0 || leased_.count(run_id) > 0;
+}
+
 size_t StickyCache::size() const {
   std::lock_guard lock(mu_);
   return entries_.size();

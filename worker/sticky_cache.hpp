@@ -64,6 +64,9 @@ class StickyCache {
   std::optional<Lease> try_acquire(const std::string& run_id);
   // Drops the run's instance if it is cached (an answer the server refused).
   void evict(const std::string& run_id);
+  // Whether the run's instance is cached or leased now (it may be evicted
+  // the moment after: a hint, for asking the server for the run's next task).
+  bool holds(const std::string& run_id) const;
 
   size_t size() const;
   size_t bytes() const;

@@ -84,22 +84,31 @@ void Worker::start() {
   stopping_ = false;
   activities_canceled_ = false;
   local_activities_->restart();
-  // The activity pool first: workflow tasks hold its threads for eager activities.
+  // Both pools before any poller: workflow tasks hold activity threads for
+  // eager activities, and activities workflow threads for eager workflow tasks.
+  if (!activities_.empty()) activity_pool_ = std::make_unique<worker::TaskPool>(options_.activity_threads);
+  if (!workflows_.empty()) workflow_pool_ = std::make_unique<worker::TaskPool>(options_.workflow_threads);
   if (!activities_.empty()) {
-    activity_pool_ = std::make_unique<worker::TaskPool>(options_.activity_threads);
     for (int i = 0; i < options_.activity_pollers; ++i) pollers_.emplace_back([this] { activity_poll_loop(); });
   }
   if (!workflows_.empty()) {
-    workflow_pool_ = std::make_unique<worker::TaskPool>(options_.workflow_threads);
     for (int i = 0; i < options_.workflow_pollers; ++i) {
       pollers_.emplace_back([this] { workflow_poll_loop(options_.task_queue); });
     }
     if (options_.cache_size > 0) pollers_.emplace_back([this] { workflow_poll_loop(sticky_queue_); });
+    eager_start_ = std::make_shared<EagerStart>(*this);
+    connection_->add_eager_start_target(options_.task_queue, eager_start_);
   }
 }
 
 void Worker::stop() {
   stopping_ = true;
+  // No start hands this worker a task any more.
+  if (eager_start_) {
+    connection_->remove_eager_start_target(options_.task_queue, eager_start_.get());
+    eager_start_->detach();
+    eager_start_.reset();
+  }
   // Pollers waiting for a free thread give up ...
   if (workflow_pool_) workflow_pool_->close();
   if (activity_pool_) activity_pool_->close();

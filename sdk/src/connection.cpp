@@ -1,10 +1,12 @@
 // Connection::remote: the WorkflowService over a gRPC channel.
 #include <grpcpp/grpcpp.h>
 
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
 
+#include "history/run_chain.hpp"
 #include "history/status.hpp"
 #include "reprise/client.hpp"
 #include "reprise/detail/uuid.hpp"
@@ -79,6 +81,12 @@ class RemoteConnection final : public Connection {
   }
   void fail_activity(const v1::FailActivityRequest& r) override {
     call("FailActivity", &Stub::FailActivity, r, std::chrono::seconds(30));
+  }
+  v1::CompleteActivityResponse complete_activity_answered(const v1::CompleteActivityRequest& r) override {
+    return call("CompleteActivity", &Stub::CompleteActivity, r, std::chrono::seconds(30));
+  }
+  v1::FailActivityResponse fail_activity_answered(const v1::FailActivityRequest& r) override {
+    return call("FailActivity", &Stub::FailActivity, r, std::chrono::seconds(30));
   }
   v1::PutPayloadResponse put_payload(std::string_view bytes) override {
     grpc::ClientContext context;
@@ -181,20 +189,7 @@ std::shared_ptr<Connection> Connection::remote(const std::string& address) {
 
 namespace {
 
-// The run a close event hands its chain on to (continue-as-new, a retry of a
-// failed or timed-out run), or empty when the chain ends there.
-std::string next_run_named_by(const v1::HistoryEvent& close) {
-  switch (close.attributes_case()) {
-    case v1::HistoryEvent::kWorkflowExecutionContinuedAsNew:
-      return close.workflow_execution_continued_as_new().new_execution_run_id();
-    case v1::HistoryEvent::kWorkflowExecutionFailed:
-      return close.workflow_execution_failed().new_execution_run_id();
-    case v1::HistoryEvent::kWorkflowExecutionTimedOut:
-      return close.workflow_execution_timed_out().new_execution_run_id();
-    default:
-      return "";
-  }
-}
+using history::next_run_named_by;
 
 // The run of `run_id`'s chain that is current now: the first one not closed
 // into a next one.
@@ -231,12 +226,14 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
     r.mutable_workflow_execution()->set_run_id(run_id);
     r.set_wait_new_event(true);
     r.set_close_event_only(true);
+    r.set_follow_runs(true);  // one call waits out a chain of continue-as-new and retries
     r.mutable_wait_timeout()->set_seconds(wait.count() / 1000);
     r.mutable_wait_timeout()->set_nanos(static_cast<int32_t>(wait.count() % 1000) * 1000000);
     const v1::GetHistoryResponse out = connection.get_history(r, std::chrono::seconds(70));
     if (out.history().events_size() == 0) continue;  // still running
     const v1::HistoryEvent& e = out.history().events(0);
-    if (std::string next = next_run_named_by(e); !next.empty()) {  // continued or retried: the next run decides
+    // Continued or retried (the wait ended as the run closed): the next run decides.
+    if (std::string next = next_run_named_by(e); !next.empty()) {
       run_id = std::move(next);
       continue;
     }
@@ -258,6 +255,83 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
         throw Error("workflow '" + workflow_id + "' closed with an unexpected event");
     }
   }
+}
+
+// The workers registered for eager starts, by task queue.
+class Connection::EagerStartTargets {
+ public:
+  void add(const std::string& task_queue, std::shared_ptr<EagerStartTarget> target) {
+    std::lock_guard lock(mu_);
+    targets_.emplace(task_queue, std::move(target));
+  }
+  void remove(const std::string& task_queue, const EagerStartTarget* target) {
+    std::lock_guard lock(mu_);
+    auto [first, last] = targets_.equal_range(task_queue);
+    for (auto it = first; it != last; ++it) {
+      if (it->second.get() == target) {
+        targets_.erase(it);
+        return;
+      }
+    }
+  }
+  // A worker for `task_queue` holding a free thread, or null.
+  std::shared_ptr<EagerStartTarget> reserve(const std::string& task_queue) {
+    std::lock_guard lock(mu_);
+    auto [first, last] = targets_.equal_range(task_queue);
+    for (auto it = first; it != last; ++it) {
+      if (it->second->reserve()) return it->second;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<std::string, std::shared_ptr<EagerStartTarget>> targets_;
+};
+
+Connection::Connection() : eager_start_targets_(std::make_shared<EagerStartTargets>()) {}
+
+void Connection::add_eager_start_target(const std::string& task_queue, std::shared_ptr<EagerStartTarget> target) {
+  eager_start_targets_->add(task_queue, std::move(target));
+}
+
+void Connection::remove_eager_start_target(const std::string& task_queue, const EagerStartTarget* target) {
+  eager_start_targets_->remove(task_queue, target);
+}
+
+v1::StartWorkflowResponse Connection::start_workflow_eagerly(v1::StartWorkflowRequest r) {
+  std::shared_ptr<EagerStartTarget> target = eager_start_targets_->reserve(r.task_queue().name());
+  if (!target) return start_workflow(r);
+  r.set_request_eager_execution(true);
+  r.set_identity(target->identity());  // who the first task is started for
+  v1::StartWorkflowResponse out;
+  try {
+    out = start_workflow(r);
+  } catch (...) {
+    target->release();
+    throw;
+  }
+  if (out.eager_workflow_task().task_token().empty()) {
+    target->release();  // not taken: the task went to the queue
+  } else {
+    target->run(std::move(*out.mutable_eager_workflow_task()));
+    out.clear_eager_workflow_task();
+  }
+  return out;
+}
+
+v1::CompleteActivityResponse Connection::complete_activity_answered(const v1::CompleteActivityRequest& r) {
+  v1::CompleteActivityRequest without_ask = r;
+  without_ask.clear_eager_workflow_task_queue();  // a task started for nobody would wait for its timeout
+  complete_activity(without_ask);
+  return {};
+}
+
+v1::FailActivityResponse Connection::fail_activity_answered(const v1::FailActivityRequest& r) {
+  v1::FailActivityRequest without_ask = r;
+  without_ask.clear_eager_workflow_task_queue();
+  fail_activity(without_ask);
+  return {};
 }
 
 v1::DeleteWorkflowExecutionResponse Connection::delete_workflow(const v1::DeleteWorkflowExecutionRequest&) {

@@ -99,6 +99,12 @@ class EmbeddedConnection final : public Connection {
   void fail_activity(const v1::FailActivityRequest& r) override {
     call("FailActivity", &engine::Engine::fail_activity, r);
   }
+  v1::CompleteActivityResponse complete_activity_answered(const v1::CompleteActivityRequest& r) override {
+    return call("CompleteActivity", &engine::Engine::complete_activity, r);
+  }
+  v1::FailActivityResponse fail_activity_answered(const v1::FailActivityRequest& r) override {
+    return call("FailActivity", &engine::Engine::fail_activity, r);
+  }
   v1::PutPayloadResponse put_payload(std::string_view bytes) override {
     Result<engine::BlobInfo> stored = store_->blobs().put(bytes);
     if (!stored) throw RpcError(static_cast<int>(stored.status().code()), "PutPayload: " + stored.status().message());

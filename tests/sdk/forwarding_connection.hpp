@@ -50,6 +50,12 @@ class ForwardingConnection : public Connection {
   bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override { return inner_->heartbeat_activity(r); }
   void complete_activity(const v1::CompleteActivityRequest& r) override { inner_->complete_activity(r); }
   void fail_activity(const v1::FailActivityRequest& r) override { inner_->fail_activity(r); }
+  v1::CompleteActivityResponse complete_activity_answered(const v1::CompleteActivityRequest& r) override {
+    return inner_->complete_activity_answered(r);
+  }
+  v1::FailActivityResponse fail_activity_answered(const v1::FailActivityRequest& r) override {
+    return inner_->fail_activity_answered(r);
+  }
   void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
     inner_->report_activity_canceled(r);
   }

@@ -40,4 +40,23 @@ inline Workflow<std::string> held(WorkflowContext& ctx, std::string order) {
 }
 inline constexpr WorkflowDef<&held> held_wf{"held"};
 
+// The eager-workflow-task kill: a quick activity, after which the workflow's
+// next task (the one the activity's answer brings, with no poll) says it has
+// started and never returns in the process the test kills.
+inline std::atomic<bool> hold_workflow_task_here{false};
+
+inline std::string quick(ActivityContext&, std::string order) { return order + " stepped"; }
+inline constexpr Activity<&quick> quick_activity{"quick"};
+
+inline Workflow<std::string> held_after_step(WorkflowContext& ctx, std::string order) {
+  std::string stepped = co_await ctx.execute(quick_activity, ActivityOptions::start_to_close(10s), order);
+  if (hold_workflow_task_here) {
+    std::printf("holding the workflow task after %s\n", stepped.c_str());
+    std::fflush(stdout);
+    for (;;) std::this_thread::sleep_for(1h);
+  }
+  co_return stepped + " and finished";
+}
+inline constexpr WorkflowDef<&held_after_step> held_after_step_wf{"held_after_step"};
+
 }  // namespace reprise::held_task

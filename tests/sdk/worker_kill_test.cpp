@@ -66,5 +66,53 @@ TEST(WorkerKill, AnActivityHeldByAKilledWorkerIsRetriedOnAnotherAndTheWorkflowFi
   ASSERT_TRUE(history.events(history.events_size() - 1).has_workflow_execution_completed());
 }
 
+// The same for a workflow task an activity's answer handed the worker
+// (eager, no poll): started on the server and held by a dead worker, it
+// times out (1 s) and runs on another worker; the activity is not run again
+// and the workflow completes once.
+TEST(WorkerKill, AnEagerWorkflowTaskHeldByAKilledWorkerTimesOutAndRunsOnAnother) {
+  const char* binary = std::getenv("REPRISE_HELD_TASK_WORKER");
+  ASSERT_NE(binary, nullptr) << "REPRISE_HELD_TASK_WORKER must name the held_task_worker binary";
+  TempDir dir;
+  Server server(dir.file("kill-eager.db"));
+  ChildProcess doomed({binary, "--address", server.address(), "--identity", "doomed", "--hold", "workflow-task"});
+  std::string line;
+  ASSERT_TRUE(doomed.read_line(line)) << "the worker to be killed did not start";
+  ASSERT_EQ(line, "ready");
+
+  auto connection = Connection::remote(server.address());
+  Client client(connection);
+  auto run = client.start(held_task::held_after_step_wf,
+                          {.id = "eager-held", .task_queue = held_task::kQueue, .workflow_task_timeout = 1s},
+                          std::string("order-2"));
+  ASSERT_TRUE(doomed.read_line(line));
+  ASSERT_EQ(line, "eager workflow task") << "the task after the activity came in the activity's answer";
+  ASSERT_TRUE(doomed.read_line(line));
+  ASSERT_EQ(line, "holding the workflow task after order-2 stepped");
+  doomed.kill(SIGKILL);
+  doomed.wait();
+
+  Worker survivor(connection, {.task_queue = held_task::kQueue, .identity = "survivor"});
+  survivor.register_workflow(held_task::held_after_step_wf);
+  survivor.register_activity(held_task::quick_activity);
+  survivor.start();
+  EXPECT_EQ(run.result(30s), "order-2 stepped and finished");
+  survivor.stop();
+
+  const v1::History history = fetch_history(*connection, "eager-held");
+  int activities_completed = 0, timed_out = 0, closes = 0;
+  std::string last_workflow_task_identity;
+  for (const v1::HistoryEvent& e : history.events()) {
+    activities_completed += e.has_activity_task_completed();
+    timed_out += e.has_workflow_task_timed_out();
+    closes += e.has_workflow_execution_completed();
+    if (e.has_workflow_task_started()) last_workflow_task_identity = e.workflow_task_started().identity();
+  }
+  EXPECT_EQ(activities_completed, 1) << "the activity ran once";
+  EXPECT_EQ(timed_out, 1) << "the task the dead worker held timed out";
+  EXPECT_EQ(closes, 1);
+  EXPECT_EQ(last_workflow_task_identity, "survivor");
+}
+
 }  // namespace
 }  // namespace reprise

@@ -78,6 +78,12 @@ class REPRISE_EXPORT Connection {
   virtual void complete_activity(const v1::CompleteActivityRequest& r) = 0;
   virtual void fail_activity(const v1::FailActivityRequest& r) = 0;
   virtual void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) = 0;
+  // complete_activity and fail_activity with the server's answer: the
+  // workflow task it started for this worker when the request asked for one
+  // (eager_workflow_task_queue). A connection that does not override these
+  // sends the request without asking, and answers nothing.
+  virtual v1::CompleteActivityResponse complete_activity_answered(const v1::CompleteActivityRequest& r);
+  virtual v1::FailActivityResponse fail_activity_answered(const v1::FailActivityRequest& r);
   // The blob store: uploads bytes (streamed in chunks), and downloads the
   // bytes stored under a 32-byte sha256.
   virtual v1::PutPayloadResponse put_payload(std::string_view bytes) = 0;
@@ -87,6 +93,35 @@ class REPRISE_EXPORT Connection {
   // matched meanwhile goes back to its queue). For Worker::stop(); the
   // pollers of other workers on the connection simply poll again.
   virtual void cancel_polls() {}
+
+  // Eager workflow start (StartOptions::eager_start), as in Temporal: a
+  // Worker registers itself here, for the task queue it polls through this
+  // connection, while it runs; a start on this connection for that queue
+  // then asks the server for the first workflow task in its answer and
+  // hands it to the worker, with no poll. Thread safety: any thread.
+  class EagerStartTarget {
+   public:
+    virtual ~EagerStartTarget() = default;
+    virtual std::string identity() const = 0;
+    // Holds a free workflow thread for a task; false when none is free or
+    // the worker is stopping.
+    virtual bool reserve() = 0;
+    // Runs the task the server started for it on the held thread.
+    virtual void run(v1::PollWorkflowTaskResponse task) = 0;
+    // Gives the held thread back: the server started no task for it.
+    virtual void release() = 0;
+  };
+  void add_eager_start_target(const std::string& task_queue, std::shared_ptr<EagerStartTarget> target);
+  void remove_eager_start_target(const std::string& task_queue, const EagerStartTarget* target);
+  // start_workflow(r), asking for the first workflow task when a registered
+  // worker for r's task queue has a free thread, and running it there.
+  v1::StartWorkflowResponse start_workflow_eagerly(v1::StartWorkflowRequest r);
+
+  Connection();
+
+ private:
+  class EagerStartTargets;  // sdk/src/connection.cpp
+  std::shared_ptr<EagerStartTargets> eager_start_targets_;
 };
 
 // Every member has a default, so partial designated initializers compile
@@ -109,6 +144,12 @@ struct StartOptions {
   // retried as a new run of the same id after the policy's backoff, and
   // result() gives the last run's outcome.
   std::optional<RetryPolicy> retry_policy{};
+  // Eager start: when a Worker of this process polls task_queue through
+  // the same Connection and has a free workflow thread, the server starts
+  // the first workflow task in the start itself and hands it to that worker
+  // in the answer (one poll and one durable write fewer). Otherwise, or
+  // when the server does not take it, the start is as usual.
+  bool eager_start = false;
 };
 
 // The workflow did not close within the time result() was given.
@@ -238,7 +279,8 @@ class Client {
     r.set_workflow_id_reuse_policy(options.id_reuse_policy);
     if (options.retry_policy) *r.mutable_retry_policy() = options.retry_policy->to_proto();
     r.set_identity("reprise-cpp-client");
-    const v1::StartWorkflowResponse started = connection_->start_workflow(r);
+    const v1::StartWorkflowResponse started =
+        options.eager_start ? connection_->start_workflow_eagerly(std::move(r)) : connection_->start_workflow(r);
     return {connection_, options.id, started.run_id(), started.started()};
   }
 

@@ -91,6 +91,11 @@ struct WorkerOptions {
   // free, has the server start it in the task's completion and runs it
   // with no poll (one round trip and one durable write fewer).
   bool eager_activities = true;
+  // Eager workflow tasks: an activity of a workflow this worker holds in its
+  // cache, finishing while a workflow thread is free, asks the server for
+  // the workflow task its result wakes in the same reply, and runs it with
+  // no poll. Needs cache_size > 0.
+  bool eager_workflow_tasks = true;
 };
 
 class REPRISE_EXPORT Worker {
@@ -128,7 +133,16 @@ class REPRISE_EXPORT Worker {
   // run_activity() as a job for the activity pool; a failure to report is
   // logged (the attempt times out and is retried).
   std::function<void()> activity_job(std::shared_ptr<const v1::PollActivityTaskResponse> task);
+  // A workflow or query task as a job for the workflow pool; a failure to
+  // answer is logged (the task times out and comes back).
+  std::function<void()> workflow_job(std::shared_ptr<const v1::PollWorkflowTaskResponse> task);
+  // Reports an activity's outcome (CompleteActivity, FailActivity), asking
+  // for the workflow task it wakes when this worker holds the workflow and
+  // a workflow thread is free, and runs that task if the server started it.
+  template <typename Request, typename Report>
+  void report_outcome(Request request, const std::string& run_id, Report report);
   class EagerSlots;  // worker/eager_slots.hpp
+  class EagerStart;  // worker/eager_slots.hpp: this worker as a target of eager starts
 
   std::shared_ptr<Connection> connection_;
   WorkerOptions options_;
@@ -138,6 +152,7 @@ class REPRISE_EXPORT Worker {
   std::string sticky_queue_;  // this worker's own queue for the workflows it caches
   std::unique_ptr<worker::StickyCache> cache_;
   std::unique_ptr<EagerSlots> eager_slots_;                          // activity threads held for eager activities
+  std::shared_ptr<EagerStart> eager_start_;                          // registered with the connection while running
   std::unique_ptr<worker::LocalActivityExecutor> local_activities_;  // runs ctx.execute_local on the activity pool
   std::unique_ptr<worker::WorkflowTaskRunner> workflow_tasks_;       // answers workflow and query tasks
   std::atomic<bool> stopping_{false};

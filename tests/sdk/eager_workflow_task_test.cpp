@@ -1,0 +1,217 @@
+// Fewer round trips through the SDK against a real reprise-server: a worker
+// that holds a workflow in its cache gets the workflow task an activity's
+// result wakes in the answer to CompleteActivity and runs it with no poll;
+// Client::execute waits for a chain of runs with one long-poll.
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "../server/server_harness.hpp"
+#include "forwarding_connection.hpp"
+#include "reprise/client.hpp"
+#include "reprise/testing.hpp"
+#include "reprise/worker.hpp"
+
+namespace reprise {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string greet(ActivityContext&, std::string name) { return "Hello, " + name + "!"; }
+inline constexpr Activity<&greet> greet_activity{"greet"};
+
+Workflow<std::string> hello(WorkflowContext& ctx, std::string name) {
+  co_return co_await ctx.execute(greet_activity, ActivityOptions::start_to_close(10s), name);
+}
+inline constexpr WorkflowDef<&hello> hello_wf{"hello"};
+
+Workflow<std::string> countdown(WorkflowContext& ctx, int64_t n);
+inline constexpr WorkflowDef<&countdown> countdown_wf{"countdown"};
+Workflow<std::string> countdown(WorkflowContext& ctx, int64_t n) {
+  if (n > 0) co_await ctx.continue_as_new(countdown_wf, n - 1);
+  co_return "lift-off";
+}
+
+// For the no-free-thread case: `blocker`'s task holds the worker's only
+// workflow thread (it waits for a local activity) while `patient`'s
+// activity finishes.
+std::atomic<bool> thread_held{false}, let_go{false};
+void wait_for(const std::atomic<bool>& flag) {
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!flag && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+}
+std::string hold(ActivityContext&) {
+  thread_held = true;
+  wait_for(let_go);
+  return "held";
+}
+inline constexpr Activity<&hold> hold_activity{"hold"};
+Workflow<std::string> blocker(WorkflowContext& ctx) {
+  co_return co_await ctx.execute_local(hold_activity, LocalActivityOptions::start_to_close(30s));
+}
+inline constexpr WorkflowDef<&blocker> blocker_wf{"blocker"};
+std::string patient_greet(ActivityContext&, std::string name) {
+  wait_for(thread_held);
+  return "Hello, " + name + "!";
+}
+inline constexpr Activity<&patient_greet> patient_greet_activity{"patient_greet"};
+Workflow<std::string> patient(WorkflowContext& ctx, std::string name) {
+  co_return co_await ctx.execute(patient_greet_activity, ActivityOptions::start_to_close(30s), name);
+}
+inline constexpr WorkflowDef<&patient> patient_wf{"patient"};
+
+// Counts workflow tasks from polls and from activity answers, and the calls
+// a client makes.
+class CountingConnection : public ForwardingConnection {
+ public:
+  using ForwardingConnection::ForwardingConnection;
+  v1::PollWorkflowTaskResponse poll_workflow_task(const v1::PollWorkflowTaskRequest& r) override {
+    v1::PollWorkflowTaskResponse task = ForwardingConnection::poll_workflow_task(r);
+    if (!task.task_token().empty()) ++polled;
+    return task;
+  }
+  v1::CompleteActivityResponse complete_activity_answered(const v1::CompleteActivityRequest& r) override {
+    if (!r.eager_workflow_task_queue().empty()) ++asked;
+    v1::CompleteActivityResponse out = ForwardingConnection::complete_activity_answered(r);
+    ++reported;
+    if (!out.workflow_task().task_token().empty()) ++eager;
+    return out;
+  }
+  v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
+    ++starts;
+    return ForwardingConnection::start_workflow(r);
+  }
+  v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) override {
+    if (r.close_event_only()) ++close_waits;
+    return ForwardingConnection::get_history(r, timeout);
+  }
+  std::atomic<int> polled{0}, asked{0}, eager{0}, reported{0}, starts{0}, close_waits{0};
+};
+
+std::vector<v1::EventType> event_types(Connection& connection, const std::string& workflow_id) {
+  v1::GetHistoryRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+  std::vector<v1::EventType> out;
+  const v1::GetHistoryResponse history = connection.get_history(r, 10s);
+  for (const auto& e : history.history().events()) out.push_back(e.event_type());
+  return out;
+}
+
+TEST(EagerWorkflowTasks, TheTaskAnActivityResultWakesComesBackInItsAnswer) {
+  TempDir dir;
+  Server server(dir.file("eager-wt.db"));
+  auto connection = std::make_shared<CountingConnection>(Connection::remote(server.address()));
+  Worker worker(connection, {.task_queue = "q", .identity = "w1"});
+  worker.register_workflow(hello_wf);
+  worker.register_activity(greet_activity);
+  worker.start();
+  Client client(connection);
+  EXPECT_EQ(client.execute(hello_wf, {.id = "hello-1", .task_queue = "q"}, std::string("world")), "Hello, world!");
+  worker.stop();
+  EXPECT_EQ(connection->asked.load(), 1);
+  EXPECT_EQ(connection->eager.load(), 1) << "the second workflow task came in the activity's answer";
+  EXPECT_EQ(connection->polled.load(), 1) << "only the first workflow task was polled";
+  const std::vector<v1::EventType> expected = {
+      v1::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,  v1::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+      v1::EVENT_TYPE_WORKFLOW_TASK_STARTED,       v1::EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+      v1::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,     v1::EVENT_TYPE_ACTIVITY_TASK_STARTED,
+      v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED,     v1::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+      v1::EVENT_TYPE_WORKFLOW_TASK_STARTED,       v1::EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+      v1::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED};
+  EXPECT_EQ(event_types(*connection, "hello-1"), expected);
+}
+
+TEST(EagerWorkflowTasks, NotAskedForWhenTurnedOffOrWithoutACache) {
+  TempDir dir;
+  Server server(dir.file("not-asked.db"));
+  for (WorkerOptions options : {WorkerOptions{.task_queue = "off", .eager_workflow_tasks = false},
+                                WorkerOptions{.task_queue = "uncached", .cache_size = 0}}) {
+    auto connection = std::make_shared<CountingConnection>(Connection::remote(server.address()));
+    Worker worker(connection, options);
+    worker.register_workflow(hello_wf);
+    worker.register_activity(greet_activity);
+    worker.start();
+    Client client(connection);
+    EXPECT_EQ(client.execute(hello_wf, {.id = "hello-" + options.task_queue, .task_queue = options.task_queue},
+                             std::string("world")),
+              "Hello, world!");
+    worker.stop();
+    EXPECT_EQ(connection->asked.load(), 0) << options.task_queue;
+    EXPECT_EQ(connection->polled.load(), 2) << options.task_queue;
+  }
+}
+
+TEST(EagerWorkflowTasks, NotAskedForWithoutAFreeWorkflowThread) {
+  TempDir dir;
+  Server server(dir.file("no-thread.db"));
+  auto connection = std::make_shared<CountingConnection>(Connection::remote(server.address()));
+  Worker worker(connection, {.task_queue = "q", .workflow_threads = 1, .activity_threads = 3});
+  worker.register_workflow(patient_wf);
+  worker.register_workflow(blocker_wf);
+  worker.register_activity(patient_greet_activity);
+  worker.register_activity(hold_activity);
+  worker.start();
+  Client client(connection);
+  // The patient's activity waits until the blocker's task holds the thread.
+  auto patient_run = client.start(patient_wf, {.id = "patient", .task_queue = "q"}, std::string("world"));
+  auto blocker_run = client.start(blocker_wf, {.id = "blocker", .task_queue = "q"});
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (connection->reported == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(connection->reported.load(), 1) << "the patient's activity reported its result";
+  EXPECT_EQ(connection->asked.load(), 0) << "no workflow thread was free when the activity finished";
+  let_go = true;
+  EXPECT_EQ(patient_run.result(30s), "Hello, world!");
+  EXPECT_EQ(blocker_run.result(30s), "held");
+  worker.stop();
+}
+
+// With the worker on the client's connection, the start's answer brings the
+// first task and the activity's the second: the workflow runs without a
+// single workflow-task poll.
+TEST(EagerStart, TheStartsAnswerBringsTheFirstTaskToTheWorkerOnTheSameConnection) {
+  TempDir dir;
+  Server server(dir.file("eager-start.db"));
+  auto connection = std::make_shared<CountingConnection>(Connection::remote(server.address()));
+  Worker worker(connection, {.task_queue = "q", .identity = "w1"});
+  worker.register_workflow(hello_wf);
+  worker.register_activity(greet_activity);
+  worker.start();
+  Client client(connection);
+  EXPECT_EQ(client.execute(hello_wf, {.id = "eager", .task_queue = "q", .eager_start = true}, std::string("world")),
+            "Hello, world!");
+  EXPECT_EQ(connection->polled.load(), 0) << "neither workflow task was polled";
+  EXPECT_EQ(connection->eager.load(), 1);
+
+  // Without the option, or from a connection no worker polls through, the
+  // first task is polled.
+  EXPECT_EQ(client.execute(hello_wf, {.id = "plain", .task_queue = "q"}, std::string("you")), "Hello, you!");
+  EXPECT_EQ(connection->polled.load(), 1);
+  Client elsewhere(Connection::remote(server.address()));
+  EXPECT_EQ(elsewhere.execute(hello_wf, {.id = "other", .task_queue = "q", .eager_start = true}, std::string("all")),
+            "Hello, all!");
+  EXPECT_EQ(connection->polled.load(), 2);
+  worker.stop();
+  v1::GetHistoryRequest r;
+  r.mutable_workflow_execution()->set_workflow_id("eager");
+  const v1::History history = connection->get_history(r, 10s).history();
+  ASSERT_GE(history.events_size(), 3);
+  EXPECT_EQ(history.events(2).workflow_task_started().identity(), "w1");
+}
+
+TEST(ClientExecute, OneStartAndOneWaitAcrossContinueAsNew) {
+  TempDir dir;
+  Server server(dir.file("execute.db"));
+  auto worker_connection = Connection::remote(server.address());
+  Worker worker(worker_connection, {.task_queue = "q"});
+  worker.register_workflow(countdown_wf);
+  worker.start();
+  auto connection = std::make_shared<CountingConnection>(Connection::remote(server.address()));
+  Client client(connection);
+  EXPECT_EQ(client.execute(countdown_wf, {.id = "countdown", .task_queue = "q"}, int64_t{3}), "lift-off");
+  worker.stop();
+  EXPECT_EQ(connection->starts.load(), 1);
+  EXPECT_EQ(connection->close_waits.load(), 1) << "the wait followed the four runs on the server";
+}
+
+}  // namespace
+}  // namespace reprise
