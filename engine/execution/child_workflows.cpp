@@ -7,6 +7,9 @@
 // for its parent; a parent's close leaves a PARENT_CLOSE_POLICY task per open
 // child. Every step re-checks the state it applies to, so a task that ran
 // twice, or after its target closed, changes nothing.
+#include <algorithm>
+#include <vector>
+
 #include "engine/execution/mutable_state.hpp"
 #include "engine/execution/workflow_id_reuse.hpp"
 #include "reprise/detail/proto_time.hpp"
@@ -238,7 +241,15 @@ void MutableState::notify_close() {
     *closed.mutable_child() = execution_of(key_.workflow_id, key_.run_id);
     add_transfer({key_.namespace_id, parent.workflow_id(), parent.run_id()}, closed);
   }
-  for (const auto& [initiated, child] : state_.children()) {
+  // In the order the children were initiated, not the map's: a protobuf
+  // map's order differs from one map to another (its hash is seeded per
+  // map), and the tasks' order is the order the policies apply in (the
+  // simulator's runs must repeat).
+  std::vector<int64_t> initiated;
+  for (const auto& [id, child] : state_.children()) initiated.push_back(id);
+  std::sort(initiated.begin(), initiated.end());
+  for (const int64_t id : initiated) {
+    const auto& child = state_.children().at(id);
     if (child.run_id().empty() || child.parent_close_policy() == v1::PARENT_CLOSE_POLICY_ABANDON) continue;
     internal::TransferTask policy;
     policy.set_kind(internal::TransferTask::KIND_PARENT_CLOSE_POLICY);
