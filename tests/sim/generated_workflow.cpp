@@ -58,7 +58,13 @@ Task<std::string> run_step(WorkflowContext& ctx, const Step& step, size_t i) {
     }
     case StepKind::kChild: {
       // Started outside the co_await: see continue_as_new below.
-      auto child = ctx.execute_child(generated_wf, ChildWorkflowOptions().id(step.child_id), step.child, Carried{});
+      auto child =
+          ctx.execute_child(generated_wf, ChildWorkflowOptions().id(step.child_id).parent_close(step.parent_close),
+                            step.child, Carried{});
+      if (step.left_running) {
+        co_await ctx.wait(child_up_signal);
+        co_return "C" + n;
+      }
       std::string result = co_await child;
       std::replace(result.begin(), result.end(), ',', ';');
       co_return "c" + n + "(" + result + ")";
@@ -73,6 +79,18 @@ Task<std::string> run_step(WorkflowContext& ctx, const Step& step, size_t i) {
     case StepKind::kAwaitCancel:
       co_await ctx.wait(never_signal);
       co_return "";
+    case StepKind::kSignalParent: {
+      // A parent canceled or terminated while it waited for this signal
+      // has closed: nobody is left to tell.
+      ExternalFuture sent = ctx.signal_external(step.parent_id, child_up_signal, std::string("up"));
+      try {
+        co_await sent;
+      } catch (const ExternalWorkflowError&) {
+      }
+      co_return "";
+    }
+    case StepKind::kFail:
+      throw ApplicationError("Planned", "the generated workflow fails here");
     case StepKind::kContinue:  // the caller's
       co_return "";
   }

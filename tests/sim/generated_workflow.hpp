@@ -10,7 +10,12 @@
 //   race i       "R<i>a" or "R<i>t": an activity raced against a timer with
 //                any(), whichever resolved first; the loser is canceled;
 //   child i      "c<i>(<the child's result, ';' for ','>)": a child workflow
-//                running its own generated steps, awaited;
+//                running its own generated steps, awaited; or, left
+//                running, "C<i>" once the child has told it it runs (its
+//                first step signals "child-up" to its parent), so the
+//                parent closes while the child runs and the child's
+//                parent-close policy decides the child's end;
+//   signal-parent nothing: signals "child-up" to the workflow parent_id;
 //   side effect  "s<i>": a side_effect() whose value (a count of calls,
 //                different on every call) picks whether a 1 s timer runs,
 //                so a replay that computed it again would diverge;
@@ -18,7 +23,8 @@
 //   continue     nothing: the run continues as new with the same steps,
 //                carrying the parts so far and the index of the next step;
 //   await-cancel nothing: waits for a signal nobody sends, so only a cancel
-//                of the workflow ends it.
+//                (or a terminate) of the workflow ends it;
+//   fail         throws ApplicationError("Planned"): the run fails.
 // A cancel of the workflow (CanceledError at whatever it awaits) runs the
 // "cleanup" activity on a non-cancellable context and then closes the run
 // as canceled. The query "progress" answers the parts so far. The reference
@@ -33,7 +39,20 @@
 
 namespace reprise::sim {
 
-enum class StepKind { kActivity, kTimer, kSignal, kAll, kRace, kChild, kAwaitCancel, kSideEffect, kPatch, kContinue };
+enum class StepKind {
+  kActivity,
+  kTimer,
+  kSignal,
+  kAll,
+  kRace,
+  kChild,
+  kAwaitCancel,
+  kSideEffect,
+  kPatch,
+  kContinue,
+  kSignalParent,
+  kFail,
+};
 
 struct Step {
   StepKind kind = StepKind::kActivity;
@@ -41,7 +60,10 @@ struct Step {
   int seconds = 0;          // timer, all (the branch's timer), race (the timer it races)
   std::string child_id;     // child: its workflow id
   std::vector<Step> child;  // child: its steps
-  MSGPACK_DEFINE(kind, fail_times, seconds, child_id, child);
+  ChildWorkflowOptions::ParentClose parent_close = ChildWorkflowOptions::ParentClose::kTerminate;  // child
+  bool left_running = false;  // child: not awaited; the parent goes on once the child signals it runs
+  std::string parent_id;      // signal-parent: whom to signal
+  MSGPACK_DEFINE(kind, fail_times, seconds, child_id, child, parent_close, left_running, parent_id);
 };
 
 // Fails its first `fail_times` attempts; the result names the attempt that
@@ -67,7 +89,8 @@ struct Carried {
 void reset_side_effect_calls();
 
 inline constexpr Signal<std::string> go_signal{"go"};
-inline constexpr Signal<std::string> never_signal{"never"};  // sent by nobody
+inline constexpr Signal<std::string> never_signal{"never"};        // sent by nobody
+inline constexpr Signal<std::string> child_up_signal{"child-up"};  // a left-running child to its parent
 inline constexpr Query<std::string> progress_query{"progress"};
 
 Workflow<std::string> generated(WorkflowContext& ctx, std::vector<Step> steps, Carried carried);
@@ -76,3 +99,4 @@ inline constexpr WorkflowDef<&generated> generated_wf{"generated"};
 }  // namespace reprise::sim
 
 MSGPACK_ADD_ENUM(reprise::sim::StepKind);
+MSGPACK_ADD_ENUM(reprise::ChildWorkflowOptions::ParentClose);

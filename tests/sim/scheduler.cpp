@@ -1,5 +1,7 @@
 #include "scheduler.hpp"
 
+#include <cstdio>
+
 namespace reprise::sim {
 
 namespace {
@@ -23,6 +25,7 @@ void Scheduler::after(Duration delay, std::string label, Job job) {
 void Scheduler::note(const std::string& line) {
   const std::string stamped = std::to_string(now_.count() / 1000000) + "ms " + line;
   hash_ = fnv1a(hash_, stamped);
+  if (print_trace_) std::fprintf(stderr, "%s\n", stamped.c_str());
   recent_.push_back(stamped);
   if (recent_.size() > kRecentLines) recent_.pop_front();
 }

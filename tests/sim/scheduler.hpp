@@ -50,6 +50,8 @@ class Scheduler {
   const std::deque<std::string>& recent() const { return recent_; }
   // Records a line in the trace (and the hash) that is not a job.
   void note(const std::string& line);
+  // Every line of the trace also goes to stderr (reprise-sim --trace).
+  void print_trace(bool on) { print_trace_ = on; }
 
  private:
   struct Entry {
@@ -65,6 +67,7 @@ class Scheduler {
   uint64_t steps_ = 0;
   std::deque<std::string> recent_;
   std::function<void(Duration)> on_advance_;
+  bool print_trace_ = false;
 };
 
 }  // namespace reprise::sim

@@ -3,9 +3,15 @@
 //   reprise-sim --seed S          one seed; on failure its trace (replay it)
 //   reprise-sim --seeds N         seeds 1..N (or --first F .. F+N-1)
 //   reprise-sim --minutes M       seeds from --first on until M minutes pass
+//   --replay-file F               the workload recorded in F (workload.hpp)
+//                                 instead of the seed's; the seeds then
+//                                 drive only the scheduling
+//   --print-workload              print each seed's workload in that form
+//                                 (to record a case) instead of running it
 //   --determinism K               every Kth seed runs twice and must give the
 //                                 same trace hash (default 5; 0 = never)
 //   --verbose                     the engine's log on stderr
+//   --trace                       every job and note of the run on stderr
 //
 // Exits 1 if any seed failed, and prints each failing seed with a short
 // trace: `./run sim --seed S` replays it event for event.
@@ -15,14 +21,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
+#include <sstream>
 #include <string>
 
 #include "simulation.hpp"
 
 namespace {
 
-reprise::sim::SimResult run_seed(uint64_t seed, bool verbose) {
+reprise::sim::SimResult run_seed(uint64_t seed, const std::optional<reprise::sim::Workload>& workload, bool verbose,
+                                 bool trace) {
   const char* base = std::filesystem::exists("/dev/shm") ? "/dev/shm" : "/tmp";
   std::string dir = std::string(base) + "/reprise-sim-XXXXXX";
   if (mkdtemp(dir.data()) == nullptr) {
@@ -31,16 +41,19 @@ reprise::sim::SimResult run_seed(uint64_t seed, bool verbose) {
   }
   reprise::sim::SimOptions options;
   options.seed = seed;
+  options.workload = workload;
   options.db_dir = dir;
   options.verbose = verbose;
+  options.trace = trace;
   reprise::sim::SimResult result = reprise::sim::run_simulation(options);
   std::filesystem::remove_all(dir);
   return result;
 }
 
-void print_failure(uint64_t seed, const reprise::sim::SimResult& r) {
-  std::printf("FAILED seed %llu (replay: ./run sim --seed %llu)\n", static_cast<unsigned long long>(seed),
-              static_cast<unsigned long long>(seed));
+void print_failure(uint64_t seed, const std::string& replay_file, const reprise::sim::SimResult& r) {
+  const std::string file = replay_file.empty() ? "" : " --replay-file " + replay_file;
+  std::printf("FAILED seed %llu (replay: ./run sim%s --seed %llu)\n", static_cast<unsigned long long>(seed),
+              file.c_str(), static_cast<unsigned long long>(seed));
   for (const auto& f : r.failures) std::printf("  invariant: %s\n", f.c_str());
   std::printf("  last events:\n");
   for (const auto& line : r.trace) std::printf("    %s\n", line.c_str());
@@ -53,7 +66,9 @@ int main(int argc, char** argv) {
   uint64_t seeds = 20;
   double minutes = 0;
   int determinism = 5;
-  bool single = false, verbose = false;
+  bool single = false, verbose = false, print_workload = false, trace = false;
+  std::string replay_file;
+  std::optional<reprise::sim::Workload> workload;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -77,6 +92,22 @@ int main(int argc, char** argv) {
       determinism = std::stoi(value());
     } else if (arg == "--verbose") {
       verbose = true;
+    } else if (arg == "--trace") {
+      trace = true;
+    } else if (arg == "--print-workload") {
+      print_workload = true;
+    } else if (arg == "--replay-file") {
+      replay_file = value();
+      std::ifstream in(replay_file);
+      std::stringstream text;
+      text << in.rdbuf();
+      auto parsed = reprise::sim::parse_workload(text.str());
+      if (!in || !parsed) {
+        std::fprintf(stderr, "%s: %s\n", replay_file.c_str(),
+                     in ? parsed.status().to_string().c_str() : "cannot be read");
+        return 2;
+      }
+      workload = std::move(parsed).value();
     } else {
       std::fprintf(stderr, "unknown argument %s (see the comment at the top of tests/sim/sim_main.cpp)\n", arg.c_str());
       return 2;
@@ -91,9 +122,16 @@ int main(int argc, char** argv) {
   uint64_t closed_queries = 0, eager = 0;
   double virtual_seconds = 0;
   std::map<std::string, uint64_t> kinds;
+  if (print_workload) {
+    for (uint64_t seed = first; seed < first + seeds; ++seed) {
+      std::printf("# reprise-sim workload of seed %llu\n%s", static_cast<unsigned long long>(seed),
+                  reprise::sim::to_text(workload ? *workload : reprise::sim::generate_workload(seed)).c_str());
+    }
+    return 0;
+  }
   for (uint64_t seed = first;; ++seed) {
     if (minutes > 0 ? elapsed_minutes() >= minutes : seed >= first + seeds) break;
-    reprise::sim::SimResult r = run_seed(seed, verbose);
+    reprise::sim::SimResult r = run_seed(seed, workload, verbose, trace);
     ++ran;
     workflows += r.workflows;
     engine_crashes += r.engine_crashes;
@@ -105,7 +143,7 @@ int main(int argc, char** argv) {
     steps += r.steps;
     virtual_seconds += r.virtual_seconds;
     if (determinism > 0 && (single || (seed - first) % determinism == 0)) {
-      reprise::sim::SimResult again = run_seed(seed, false);
+      reprise::sim::SimResult again = run_seed(seed, workload, false, false);
       if (again.trace_hash != r.trace_hash || again.steps != r.steps) {
         r.ok = false;
         r.failures.push_back("not deterministic: the same seed ran " + std::to_string(r.steps) + " steps (hash " +
@@ -115,7 +153,7 @@ int main(int argc, char** argv) {
     }
     if (!r.ok) {
       ++failed;
-      print_failure(seed, r);
+      print_failure(seed, replay_file, r);
     } else if (single) {
       std::printf("seed %llu passed: %d workflows, %d engine crashes, %d worker crashes, %.0f virtual s, %llu steps\n",
                   static_cast<unsigned long long>(seed), r.workflows, r.engine_crashes, r.worker_crashes,

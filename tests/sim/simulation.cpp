@@ -14,6 +14,7 @@
 #include "scheduler.hpp"
 #include "sim_server.hpp"
 #include "sim_worker.hpp"
+#include "workload.hpp"
 
 namespace reprise::sim {
 
@@ -24,18 +25,11 @@ using engine::Engine;
 using engine::FaultPoint;
 
 // ---------------------------------------------------------------- workload
-// A generated workflow is a list of steps run one after another: the input
-// of the SDK workflow the simulated workers run (generated_workflow.hpp).
-// The reference model (model_parts()) says, without the engine or the SDK,
-// what it must end with.
-struct WorkflowSpec {
-  std::string id;
-  std::vector<Step> steps;
-  int signals = 0;                 // signal steps: the client sends exactly this many
-  bool signal_with_start = false;  // the client starts it with SignalWithStart carrying signal 0
-  bool cancel = false;             // the client cancels it (it ends waiting for that)
-  std::string parent;              // a child: started by this workflow, not by the client
-};
+// The workload (workload.hpp) is a list of workflows, each a list of steps
+// run one after another: the input of the SDK workflow the simulated
+// workers run (generated_workflow.hpp). The reference model
+// (model_parts(), model_outcome()) says, without the engine or the SDK,
+// what each must end with.
 
 std::string signal_payload(const std::string& workflow_id, int k) { return workflow_id + "/s" + std::to_string(k); }
 
@@ -47,124 +41,6 @@ std::string decoded(const v1::Payloads& payloads) {
   } catch (const PayloadError& e) {
     return std::string("(not a string: ") + e.what() + ")";
   }
-}
-
-// What the generator counts, for the report (SimResult::kinds).
-const char* kind_name(StepKind kind) {
-  switch (kind) {
-    case StepKind::kActivity:
-      return "activity";
-    case StepKind::kTimer:
-      return "timer";
-    case StepKind::kSignal:
-      return "signal";
-    case StepKind::kAll:
-      return "all+spawn";
-    case StepKind::kRace:
-      return "any-race";
-    case StepKind::kChild:
-      return "child";
-    case StepKind::kAwaitCancel:
-      return "await-cancel";
-    case StepKind::kSideEffect:
-      return "side-effect";
-    case StepKind::kPatch:
-      return "patch";
-    case StepKind::kContinue:
-      return "continue-as-new";
-  }
-  return "?";
-}
-
-// A race's timer: a short one that either side may win, or an hour, which
-// the activity must win (every workflow closes well within it).
-constexpr int kRaceLongTimer = 3600;
-
-// A step of a top-level workflow; a child's steps are activities, timers,
-// all, race, side effects and patches only (nobody signals a child).
-Step generate_step(Scheduler& s, bool child) {
-  Step step;
-  switch (s.random(child ? 6 : 8)) {
-    case 0:
-      step.kind = StepKind::kActivity;
-      step.fail_times = static_cast<int>(s.random(3));
-      break;
-    case 1:
-      step.kind = StepKind::kTimer;
-      step.seconds = 1 + static_cast<int>(s.random(30));
-      break;
-    case 2:
-      step.kind = StepKind::kAll;
-      step.fail_times = static_cast<int>(s.random(3));
-      step.seconds = 1 + static_cast<int>(s.random(10));
-      break;
-    case 3:
-      step.kind = StepKind::kRace;
-      step.fail_times = static_cast<int>(s.random(2));
-      step.seconds = s.chance(0.5) ? 1 + static_cast<int>(s.random(5)) : kRaceLongTimer;
-      break;
-    case 4:
-      step.kind = StepKind::kSideEffect;
-      break;
-    case 5:
-      step.kind = StepKind::kPatch;
-      break;
-    case 6:
-      step.kind = StepKind::kChild;
-      break;
-    default:
-      step.kind = StepKind::kSignal;
-      break;
-  }
-  return step;
-}
-
-// The workflow and the children its steps start, parent first.
-std::vector<WorkflowSpec> generate(Scheduler& s, int index) {
-  WorkflowSpec spec;
-  spec.id = "wf-" + std::to_string(index);
-  std::vector<WorkflowSpec> children;
-  spec.cancel = s.chance(0.2);
-  const int steps = 1 + static_cast<int>(s.random(5));
-  for (int i = 0; i < steps; ++i) {
-    Step step = generate_step(s, false);
-    // A canceled parent closes with its child still running; its
-    // parent-close policy then decides the child's end, which is not
-    // the child's own model: no children under a cancel.
-    if (step.kind == StepKind::kChild && spec.cancel) step.kind = StepKind::kTimer, step.seconds = 5;
-    if (step.kind == StepKind::kSignal) ++spec.signals;
-    if (step.kind == StepKind::kChild) {
-      WorkflowSpec child;
-      child.id = spec.id + "-c" + std::to_string(i);
-      child.parent = spec.id;
-      const int child_steps = 1 + static_cast<int>(s.random(3));
-      for (int j = 0; j < child_steps; ++j) child.steps.push_back(generate_step(s, true));
-      step.child_id = child.id;
-      step.child = child.steps;
-      children.push_back(std::move(child));
-    }
-    spec.steps.push_back(step);
-  }
-  // Continue-as-new once or twice, where nothing can be lost with the old
-  // run: a signal that reaches it after its last wait would be (nor does
-  // Temporal carry one over), and a cancel targets one run.
-  if (!spec.cancel && spec.signals == 0 && s.chance(0.3)) {
-    const int continues = 1 + static_cast<int>(s.random(2));
-    for (int k = 0; k < continues; ++k) {
-      Step next;
-      next.kind = StepKind::kContinue;
-      spec.steps.insert(spec.steps.begin() + static_cast<long>(s.random(spec.steps.size() + 1)), next);
-    }
-  }
-  if (spec.cancel) {
-    Step wait;
-    wait.kind = StepKind::kAwaitCancel;
-    spec.steps.push_back(wait);
-  }
-  spec.signal_with_start = spec.signals > 0 && s.chance(0.5);
-  std::vector<WorkflowSpec> out{std::move(spec)};
-  for (auto& child : children) out.push_back(std::move(child));
-  return out;
 }
 
 bool continues_as_new(const WorkflowSpec& spec) {
@@ -206,6 +82,10 @@ Parts model_parts(const std::string& id, const std::vector<Step>& steps) {
         }
         break;
       case StepKind::kChild: {
+        if (step.left_running) {
+          out.push_back({"C" + n});
+          break;
+        }
         // Every combination of the child's own parts, joined by ';'.
         std::set<std::string> results{""};
         for (const auto& allowed : model_parts(step.child_id, step.child)) {
@@ -228,8 +108,58 @@ Parts model_parts(const std::string& id, const std::vector<Step>& steps) {
         break;
       case StepKind::kAwaitCancel:
       case StepKind::kContinue:
+      case StepKind::kSignalParent:
+      case StepKind::kFail:
         break;
     }
+  }
+  return out;
+}
+
+// How a run must close, and whether it ran its cleanup: a top-level run as
+// its ending says; an awaited child completes; a child left running meets
+// its parent-close policy when its parent closes first: terminated;
+// canceled, with its cleanup; or, abandoned, it runs to its own result.
+struct Outcome {
+  v1::WorkflowExecutionStatus status = v1::WORKFLOW_EXECUTION_STATUS_COMPLETED;
+  int cleanups = 0;
+};
+
+Outcome model_outcome(const WorkflowSpec& spec) {
+  using Ending = WorkflowSpec::Ending;
+  using ParentClose = ChildWorkflowOptions::ParentClose;
+  if (spec.left_running) {
+    switch (spec.parent_close) {
+      case ParentClose::kTerminate:
+        return {v1::WORKFLOW_EXECUTION_STATUS_TERMINATED, 0};
+      case ParentClose::kRequestCancel:
+        return {v1::WORKFLOW_EXECUTION_STATUS_CANCELED, 1};
+      case ParentClose::kAbandon:
+        return {v1::WORKFLOW_EXECUTION_STATUS_COMPLETED, 0};
+    }
+  }
+  switch (spec.ending) {
+    case Ending::kFail:
+      return {v1::WORKFLOW_EXECUTION_STATUS_FAILED, 0};
+    case Ending::kCancel:
+      return {v1::WORKFLOW_EXECUTION_STATUS_CANCELED, 1};
+    case Ending::kTerminate:
+      return {v1::WORKFLOW_EXECUTION_STATUS_TERMINATED, 0};
+    case Ending::kComplete:
+      break;
+  }
+  return {};
+}
+
+// The client closes it (cancel or terminate) once it waits for that.
+bool closed_by_client(const WorkflowSpec& spec) {
+  return spec.ending == WorkflowSpec::Ending::kCancel || spec.ending == WorkflowSpec::Ending::kTerminate;
+}
+
+std::vector<std::string> left_running_children(const WorkflowSpec& spec) {
+  std::vector<std::string> out;
+  for (const Step& step : spec.steps) {
+    if (step.kind == StepKind::kChild && step.left_running) out.push_back(step.child_id);
   }
   return out;
 }
@@ -283,7 +213,8 @@ class Simulation {
     Parts model;
     bool start_acked = false;  // a child's start is its parent's business: true from the outset
     int signals_acked = 0;
-    bool cancel_acked = false;
+    Outcome outcome;
+    bool close_acked = false;  // the client's cancel or terminate
     bool closed = false;
     bool final_query_done = false;  // a query of the closed run answered (or given up on)
     int final_query_tries = 0;
@@ -296,7 +227,8 @@ class Simulation {
 
   void start_workflow(Tracked& w);
   void send_signal(Tracked& w, int k, bool retried);
-  void send_cancel(Tracked& w, bool retried);
+  void close_when_children_run(Tracked& w);
+  void send_close(Tracked& w, bool retried);
   void after_start(Tracked& w);
   void query_progress(Tracked& w);
   void query_closed(Tracked& w);
@@ -323,6 +255,7 @@ class Simulation {
   int queries_answered_ = 0;
   int closed_queries_refused_ = 0;
   std::map<std::string, int> kinds_;
+  std::set<std::string> children_seen_;  // left-running children a client found running
   bool done_ = false;
   Duration faults_end_{0};
 };
@@ -374,12 +307,13 @@ void Simulation::start_workflow(Tracked& w) {
 }
 
 // Once started: the remaining signals one at a time, then (for a workflow
-// that ends waiting for it) the cancel; queries now and then meanwhile.
+// that ends waiting for it) the cancel or terminate; queries now and then
+// meanwhile.
 void Simulation::after_start(Tracked& w) {
   if (w.signals_acked < w.spec.signals) {
     send_signal(w, w.signals_acked, false);
-  } else if (w.spec.cancel) {
-    s_.after(s_.random_duration(0ms, 60s), "client cancel " + w.spec.id, [this, &w] { send_cancel(w, false); });
+  } else if (closed_by_client(w.spec)) {
+    s_.after(s_.random_duration(0ms, 60s), "client close " + w.spec.id, [this, &w] { close_when_children_run(w); });
   }
   s_.after(s_.random_duration(0ms, 60s), "client query " + w.spec.id, [this, &w] { query_progress(w); });
 }
@@ -440,6 +374,14 @@ void Simulation::query_closed(Tracked& w) {
       [r](Engine& e, engine::Reply<v1::QueryWorkflowResponse> reply) { e.query_workflow(r, reply); }, 10s,
       [this, &w](Result<v1::QueryWorkflowResponse> out) {
         ++w.final_query_tries;
+        // A terminated run's function never returned: its state is as
+        // the run left it, a beginning of the model's result.
+        if (out && w.spec.ending == WorkflowSpec::Ending::kTerminate) {
+          ++queries_answered_;
+          check_query_answer(w, decoded(out->result()));
+          w.final_query_done = true;
+          return;
+        }
         if (out) {
           fail(w.spec.id + ": a query after it closed was answered '" + decoded(out->result()) +
                "', from state that ended with the workflow function");
@@ -464,9 +406,59 @@ void Simulation::query_closed(Tracked& w) {
       });
 }
 
-// A cancel request for a workflow that waits for it, retried until
-// acknowledged; the run closes as canceled after its cleanup.
-void Simulation::send_cancel(Tracked& w, bool retried) {
+// A client cancels or terminates a run only once the children it leaves
+// running run (it describes each until found): their parent-close policy
+// is what the model checks, and a child not yet started when its parent
+// closes is never started.
+void Simulation::close_when_children_run(Tracked& w) {
+  if (done_) return;
+  for (const std::string& child : left_running_children(w.spec)) {
+    if (children_seen_.count(child)) continue;
+    v1::DescribeWorkflowRequest d;
+    d.mutable_workflow_execution()->set_workflow_id(child);
+    network_.call<v1::DescribeWorkflowResponse>(
+        "describe " + child,
+        [d](Engine& e, engine::Reply<v1::DescribeWorkflowResponse> reply) { e.describe_workflow(d, reply); }, 10s,
+        [this, &w, child](Result<v1::DescribeWorkflowResponse> out) {
+          if (out) children_seen_.insert(child);
+          if (!out && out.status().code() != StatusCode::kNotFound && !transient(out.status())) {
+            fail("describe " + child + ": " + out.status().to_string());
+          }
+          s_.after(s_.random_duration(out ? 0ms : 1s, out ? 100ms : 5s), "client close " + w.spec.id,
+                   [this, &w] { close_when_children_run(w); });
+        });
+    return;
+  }
+  send_close(w, false);
+}
+
+// A cancel or terminate request for a workflow that waits for it, retried
+// until acknowledged; a canceled run closes after its cleanup.
+void Simulation::send_close(Tracked& w, bool retried) {
+  auto answered = [this, &w, retried](const Status& status) {
+    // As for a signal: an earlier try was recorded, its answer lost, and
+    // the run closed meanwhile.
+    if (!status.is_ok() && status.code() == StatusCode::kFailedPrecondition && retried) {
+      w.close_acked = true;
+      return;
+    }
+    if (!status.is_ok()) {
+      if (!transient(status)) fail("close " + w.spec.id + ": " + status.to_string());
+      s_.after(s_.random_duration(100ms, 1s), "retry close", [this, &w] { send_close(w, true); });
+      return;
+    }
+    w.close_acked = true;
+  };
+  if (w.spec.ending == WorkflowSpec::Ending::kTerminate) {
+    v1::TerminateWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(w.spec.id);
+    r.set_reason("simulated client");
+    network_.call<v1::TerminateWorkflowResponse>(
+        "terminate " + w.spec.id,
+        [r](Engine& e, engine::Reply<v1::TerminateWorkflowResponse> reply) { e.terminate_workflow(r, reply); }, 10s,
+        [answered](Result<v1::TerminateWorkflowResponse> out) { answered(out ? Status::ok() : out.status()); });
+    return;
+  }
   v1::RequestCancelWorkflowRequest r;
   r.mutable_workflow_execution()->set_workflow_id(w.spec.id);
   r.set_reason("simulated client");
@@ -474,21 +466,7 @@ void Simulation::send_cancel(Tracked& w, bool retried) {
   network_.call<v1::RequestCancelWorkflowResponse>(
       "cancel " + w.spec.id,
       [r](Engine& e, engine::Reply<v1::RequestCancelWorkflowResponse> reply) { e.request_cancel_workflow(r, reply); },
-      10s,
-      [this, &w, retried](Result<v1::RequestCancelWorkflowResponse> out) {
-        // As for a signal: an earlier try was recorded, its answer lost, and
-        // the run closed meanwhile.
-        if (!out && out.status().code() == StatusCode::kFailedPrecondition && retried) {
-          w.cancel_acked = true;
-          return;
-        }
-        if (!out) {
-          if (!transient(out.status())) fail("cancel " + w.spec.id + ": " + out.status().to_string());
-          s_.after(s_.random_duration(100ms, 1s), "retry cancel", [this, &w] { send_cancel(w, true); });
-          return;
-        }
-        w.cancel_acked = true;
-      });
+      10s, [answered](Result<v1::RequestCancelWorkflowResponse> out) { answered(out ? Status::ok() : out.status()); });
 }
 
 void Simulation::send_signal(Tracked& w, int k, bool retried) {
@@ -518,8 +496,9 @@ void Simulation::send_signal(Tracked& w, int k, bool retried) {
         w.signals_acked = k + 1;
         if (k + 1 < w.spec.signals) {
           send_signal(w, k + 1, false);
-        } else if (w.spec.cancel) {
-          s_.after(s_.random_duration(0ms, 30s), "client cancel " + w.spec.id, [this, &w] { send_cancel(w, false); });
+        } else if (closed_by_client(w.spec)) {
+          s_.after(s_.random_duration(0ms, 30s), "client close " + w.spec.id,
+                   [this, &w] { close_when_children_run(w); });
         }
       });
 }
@@ -542,14 +521,14 @@ std::optional<Resp> Simulation::direct(std::function<void(Engine&, engine::Reply
 
 void Simulation::check_history(Tracked& w, const v1::History& h, v1::WorkflowExecutionStatus status) {
   const std::string& id = w.spec.id;
-  const v1::WorkflowExecutionStatus expected_status =
-      w.spec.cancel ? v1::WORKFLOW_EXECUTION_STATUS_CANCELED : v1::WORKFLOW_EXECUTION_STATUS_COMPLETED;
+  const v1::WorkflowExecutionStatus expected_status = w.outcome.status;
   if (status != expected_status) {
     fail(id + " closed with status " + std::to_string(status) + ", the model says " + std::to_string(expected_status));
   }
   std::map<int64_t, std::string> activity_types;  // ActivityTaskScheduled event id -> type
   int cleanups_completed = 0;
   std::vector<std::string> signals;
+  int children_up = 0;  // "child-up" signals, one from each child left running
   std::map<int64_t, int> activity_closes, wt_closes;
   std::map<std::string, int> timer_closes;
   std::map<int64_t, int> started_attempt;  // ActivityTaskStarted event id -> its attempt
@@ -566,14 +545,28 @@ void Simulation::check_history(Tracked& w, const v1::History& h, v1::WorkflowExe
       if (!model_allows(w.model, got, true))
         fail(id + ": result '" + got + "', the model says '" + describe_model(w.model) + "'");
     }
+    if (e.has_workflow_execution_failed() && e.workflow_execution_failed().failure().message().find(
+                                                 "the generated workflow fails here") == std::string::npos) {
+      fail(id + ": failed with '" + e.workflow_execution_failed().failure().message() +
+           "', not where its generated code fails");
+    }
+    // A child left running is terminated by its parent's close, as its
+    // policy says, not by anyone else.
+    if (e.has_workflow_execution_terminated() && w.spec.left_running &&
+        e.workflow_execution_terminated().reason().find("parent close policy") == std::string::npos) {
+      fail(id + ": terminated with '" + e.workflow_execution_terminated().reason() + "', not by its parent's close");
+    }
     if (e.has_workflow_execution_failed() || e.has_workflow_execution_timed_out() ||
         e.has_workflow_execution_terminated() || e.has_workflow_execution_canceled() ||
         e.has_workflow_execution_continued_as_new()) {
       closed = true;
     }
-    if (e.has_workflow_execution_signaled()) {
+    if (e.has_workflow_execution_signaled() && e.workflow_execution_signaled().signal_name() == go_signal.name) {
       const auto& input = e.workflow_execution_signaled().input();
       signals.push_back(decoded(input));
+    }
+    if (e.has_workflow_execution_signaled() && e.workflow_execution_signaled().signal_name() == child_up_signal.name) {
+      ++children_up;
     }
     if (e.has_activity_task_scheduled()) {
       activity_types[e.event_id()] = e.activity_task_scheduled().activity_type().name();
@@ -625,9 +618,11 @@ void Simulation::check_history(Tracked& w, const v1::History& h, v1::WorkflowExe
   }
   if (!closed) fail(id + ": history has no close event");
   // A canceled workflow ran its cleanup once; no other workflow ran one.
+  // A failed one failed where its generated code throws; a terminated one
+  // by whom the model says.
   int cleanups_scheduled = 0;
   for (const auto& [event, type] : activity_types) cleanups_scheduled += type == cleanup_activity.name;
-  const int cleanups_expected = w.spec.cancel ? 1 : 0;
+  const int cleanups_expected = w.outcome.cleanups;
   if (cleanups_scheduled != cleanups_expected || cleanups_completed != cleanups_expected) {
     fail(id + ": cleanup activity scheduled " + std::to_string(cleanups_scheduled) + " and completed " +
          std::to_string(cleanups_completed) + " times, the model says " + std::to_string(cleanups_expected));
@@ -645,6 +640,14 @@ void Simulation::check_history(Tracked& w, const v1::History& h, v1::WorkflowExe
     if (n > 1)
       fail(id + ": workflow task started at " + std::to_string(started) + " closed " + std::to_string(n) +
            " times (a task token honoured twice)");
+  }
+  // Each child left running told its parent once; a parent closed by its
+  // client may have closed before it heard (it waits for the children to
+  // run, not for their signal).
+  const int left_running = static_cast<int>(left_running_children(w.spec).size());
+  if (children_up > left_running || (!closed_by_client(w.spec) && children_up != left_running)) {
+    fail(id + ": " + std::to_string(children_up) + " child-up signals recorded from " + std::to_string(left_running) +
+         " children left running");
   }
   std::vector<std::string> expected;
   for (int k = 0; k < w.spec.signals; ++k) expected.push_back(signal_payload(id, k));
@@ -673,7 +676,8 @@ void Simulation::check_closed() {
   bool all = true;
   for (auto& [id, w] : workflows_) {
     if (w.closed) continue;
-    if (!w.start_acked || w.signals_acked < w.spec.signals || (w.spec.cancel && !w.cancel_acked) || !server_.up()) {
+    if (!w.start_acked || w.signals_acked < w.spec.signals || (closed_by_client(w.spec) && !w.close_acked) ||
+        !server_.up()) {
       all = false;
       continue;
     }
@@ -709,61 +713,60 @@ void Simulation::check_closed() {
 }
 
 SimResult Simulation::run() {
+  s_.print_trace(options_.trace);
   follow_clock(s_.now());
   s_.on_advance([this](Duration now) { follow_clock(now); });
   server_.start();
-  const int workflow_count = 2 + static_cast<int>(s_.random(7));
-  for (int i = 0; i < workflow_count; ++i) {
-    for (WorkflowSpec& spec : generate(s_, i)) {
-      for (const Step& step : spec.steps) ++kinds_[kind_name(step.kind)];
-      if (spec.signal_with_start) ++kinds_["signal-with-start"];
-      if (spec.cancel) ++kinds_["cancel"];
-      Tracked& w = workflows_[spec.id];
-      w.model = model_parts(spec.id, spec.steps);
-      w.spec = std::move(spec);
-      if (!w.spec.parent.empty()) {
-        w.start_acked = true;
-        continue;
-      }
-      s_.after(s_.random_duration(0ms, 5s), "client " + w.spec.id, [this, &w] { start_workflow(w); });
+  const Workload workload = options_.workload ? *options_.workload : generate_workload(options_.seed);
+  auto track = [this](const WorkflowSpec& spec) -> Tracked& {
+    for (const Step& step : spec.steps) ++kinds_[kind_name(step.kind)];
+    if (spec.signal_with_start) ++kinds_["signal-with-start"];
+    if (spec.ending == WorkflowSpec::Ending::kCancel) ++kinds_["ends canceled"];
+    if (spec.ending == WorkflowSpec::Ending::kTerminate) ++kinds_["ends terminated"];
+    if (spec.ending == WorkflowSpec::Ending::kFail) ++kinds_["ends failed"];
+    if (spec.left_running) {
+      const char* policies[] = {"terminate", "request-cancel", "abandon"};
+      ++kinds_[std::string("child left running, parent-close ") + policies[static_cast<int>(spec.parent_close)]];
     }
+    Tracked& w = workflows_[spec.id];
+    w.model = model_parts(spec.id, spec.steps);
+    w.outcome = model_outcome(spec);
+    w.spec = spec;
+    return w;
+  };
+  for (const WorkflowSpec& spec : workload.workflows) {
+    Tracked& w = track(spec);
+    s_.after(s_.random_duration(0ms, 5s), "client " + w.spec.id, [this, &w] { start_workflow(w); });
+    for (const WorkflowSpec& child : children(spec)) track(child).start_acked = true;
   }
-  const int worker_count = 1 + static_cast<int>(s_.random(3));
-  for (int i = 0; i < worker_count; ++i) {
-    SimWorker::Shape shape;
-    shape.workflow_pollers = 1 + static_cast<int>(s_.random(2));
-    shape.activity_pollers = 1 + static_cast<int>(s_.random(2));
-    // Caching off, one instance (every other run replays), or room for all.
-    const int cache_sizes[] = {0, 1, 3, 100};
-    shape.cache_size = cache_sizes[s_.random(4)];
-    // The engine's page, or pages of a few events read through GetHistory.
-    shape.history_page_events = s_.chance(0.5) ? 0 : 2 + static_cast<int>(s_.random(8));
-    // Half the workers take eager activities: the server starts them in
-    // its answer to a workflow task, a path a crash can cut like any other.
-    shape.eager_slots = s_.chance(0.5) ? 1 + static_cast<int>(s_.random(2)) : 0;
-    workers_.push_back(std::make_unique<SimWorker>(s_, network_, workflow_types_, i, shape, done_, options_.verbose));
+  for (size_t i = 0; i < workload.workers.size(); ++i) {
+    workers_.push_back(std::make_unique<SimWorker>(s_, network_, workflow_types_, static_cast<int>(i),
+                                                   workload.workers[i], done_, options_.verbose));
     workers_.back()->start();
   }
 
   // Faults in the first minutes; then none, and every workflow must close.
-  faults_end_ = s_.random_duration(30s, 300s);
+  faults_end_ = workload.faults_end;
   network_.set_faults(true);
   s_.after(faults_end_, "faults end", [this] { network_.set_faults(false); });
-  const int engine_crashes = static_cast<int>(s_.random(4));
-  for (int i = 0; i < engine_crashes; ++i) {
-    s_.after(s_.random_duration(1s, faults_end_), "crash", [this] {
-      if (s_.chance(0.5)) {
-        server_.crash("between jobs");
-      } else {
-        server_.arm_commit_crash(s_.chance(0.5) ? FaultPoint::kBeforeCommit : FaultPoint::kAfterCommit,
-                                 1 + static_cast<int>(s_.random(5)));
+  for (const EngineCrash& crash : workload.engine_crashes) {
+    s_.after(crash.at, "crash", [this, crash] {
+      switch (crash.point) {
+        case EngineCrash::Point::kBetweenJobs:
+          server_.crash("between jobs");
+          break;
+        case EngineCrash::Point::kBeforeCommit:
+          server_.arm_commit_crash(FaultPoint::kBeforeCommit, crash.countdown);
+          break;
+        case EngineCrash::Point::kAfterCommit:
+          server_.arm_commit_crash(FaultPoint::kAfterCommit, crash.countdown);
+          break;
       }
     });
   }
-  const int worker_crashes = static_cast<int>(s_.random(4));
-  for (int i = 0; i < worker_crashes; ++i) {
-    const int index = static_cast<int>(s_.random(workers_.size()));
-    s_.after(s_.random_duration(1s, faults_end_), "worker crash", [this, index] {
+  for (const WorkerCrash& crash : workload.worker_crashes) {
+    const int index = crash.worker;
+    s_.after(crash.at, "worker crash", [this, index] {
       ++worker_crashes_;
       workers_[index]->crash();
       s_.note("worker " + std::to_string(index) + " crashed");

@@ -11,15 +11,20 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "workload.hpp"
 
 namespace reprise::sim {
 
 struct SimOptions {
-  uint64_t seed = 1;
-  std::string db_dir;  // a directory for this run's database file
+  uint64_t seed = 1;                 // the scheduler's; and the workload's unless given
+  std::optional<Workload> workload;  // a recorded one (--replay-file) instead of the seed's
+  std::string db_dir;                // a directory for this run's database file
   bool verbose = false;
+  bool trace = false;  // every job and note on stderr
 };
 
 struct SimResult {
@@ -34,8 +39,7 @@ struct SimResult {
   int worker_crashes = 0;
   int queries_answered = 0;        // by the workers' real query path
   int closed_queries_refused = 0;  // of runs already closed, refused as the model says
-  int eager_activities =
-      0;  // started by the engine in a workflow task's answer  // of runs already closed: the model's whole result
+  int eager_activities = 0;        // started by the engine in a workflow task's answer
   double virtual_seconds = 0;
 };
 
