@@ -1,7 +1,10 @@
-// Structured logs: one line per event on stderr in logfmt,
+// Structured logs: one line per event on stderr, in logfmt (the default)
 //   ts=2026-12-02T21:24:42.123Z level=info msg="workflow closed" workflow_id=order-1 status=COMPLETED
+// or in JSON, one object per line, keys in the same order
+//   {"ts":"2026-12-02T21:24:42.123Z","level":"info","msg":"workflow closed","workflow_id":"order-1",...}
 // so a person can read them and a log pipeline can parse them without a
-// schema. Written by hand: a line format and a level need no library.
+// schema. Control bytes (NUL included) are escaped in both; in JSON, bytes
+// that are not UTF-8 become U+FFFD, so every line parses.
 //
 // Thread safety: all functions may be called from any thread; a line is
 // written whole.
@@ -21,6 +24,12 @@ void set_level(Level level);
 bool enabled(Level level);
 // "debug", "info", "warn", "error" or "off".
 Result<Level> parse_level(std::string_view name);
+
+enum class Format { kLogfmt, kJson };
+
+void set_format(Format format);
+// "logfmt" or "json".
+Result<Format> parse_format(std::string_view name);
 
 struct Field {
   std::string_view key;
@@ -42,7 +51,8 @@ inline void error(std::string_view m, std::initializer_list<Field> f = {}) {
   if (enabled(Level::kError)) write(Level::kError, m, f);
 }
 
-// The line write() would print, without the timestamp (for tests).
-std::string format(Level level, std::string_view message, std::initializer_list<Field> fields);
+// The line write() prints in `format` with `timestamp`, without its newline.
+std::string format_line(Format format, std::string_view timestamp, Level level, std::string_view message,
+                        std::initializer_list<Field> fields);
 
 }  // namespace reprise::log

@@ -6,7 +6,7 @@
 //                  [--max-pending-activities N] [--max-pending-children N]
 //                  [--max-id-length N] [--claim-check-threshold-bytes N]
 //                  [--blob-limit-bytes N] [--durability full|normal]
-//                  [--log-level debug|info|warn|error|off]
+//                  [--log-level debug|info|warn|error|off] [--log-format logfmt|json]
 //                  [--init-empty-file] [--skip-quick-check]
 //                  [--retention DURATION] [--retention-sweep-interval DURATION]
 //                  [--retention-batch N]
@@ -37,7 +37,7 @@
 // Beside the workflow service it serves the standard health service
 // (grpc.health.v1.Health: NOT_SERVING while the store cannot write, and once
 // shutdown begins) and server reflection (grpcurl). Logs go to stderr, one
-// logfmt line per event (engine/log.hpp).
+// logfmt (or, with --log-format json, JSON) line per event (engine/log.hpp).
 // Prints "reprise-server listening on HOST:PORT" once it serves (with the
 // real port when asked for port 0). SIGTERM or SIGINT: stop accepting, let
 // operations in flight finish, close the database cleanly.
@@ -145,6 +145,7 @@ Flags parse(int argc, char** argv) {
           "                             timeout is cut to it, and the query ends DEADLINE_EXCEEDED\n"
           "  --claim-check-threshold-bytes N  --blob-limit-bytes N\n"
           "  --log-level debug|info|warn|error|off\n"
+          "  --log-format logfmt|json   one line per event on stderr: logfmt (default) or a JSON object\n"
           "A file that is not SQLite, another program's database or a newer schema is always refused.\n");
       std::exit(0);
     }
@@ -209,6 +210,10 @@ Flags parse(int argc, char** argv) {
       Result<log::Level> level = log::parse_level(value);
       if (!level) usage_error(level.status().message());
       log::set_level(*level);
+    } else if (flag == "--log-format") {
+      Result<log::Format> format = log::parse_format(value);
+      if (!format) usage_error(format.status().message());
+      log::set_format(*format);
     } else if (flag == "--durability") {
       if (std::strcmp(value, "full") == 0)
         f.store.durability = Durability::kFull;
