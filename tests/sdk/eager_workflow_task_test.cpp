@@ -72,7 +72,7 @@ class CountingConnection : public ForwardingConnection {
   }
   v1::CompleteActivityResponse complete_activity_answered(const v1::CompleteActivityRequest& r) override {
     if (!r.eager_workflow_task_queue().empty()) ++asked;
-    v1::CompleteActivityResponse out = ForwardingConnection::complete_activity_answered(r);
+    v1::CompleteActivityResponse out = inner_->complete_activity_answered(r);
     ++reported;
     if (!out.workflow_task().task_token().empty()) ++eager;
     return out;

@@ -1,6 +1,9 @@
 // A Connection that passes every call to another: what the SDK tests derive
 // from to watch, count or delay the calls they care about, overriding only
-// those.
+// those. complete_activity_answered and fail_activity_answered are left to
+// Connection's, which call complete_activity and fail_activity (without the
+// eager ask), so a test that watches those sees every activity outcome; a
+// test of eager workflow tasks overrides them to call inner_'s.
 #pragma once
 
 #include <memory>
@@ -50,12 +53,6 @@ class ForwardingConnection : public Connection {
   bool heartbeat_activity(const v1::HeartbeatActivityRequest& r) override { return inner_->heartbeat_activity(r); }
   void complete_activity(const v1::CompleteActivityRequest& r) override { inner_->complete_activity(r); }
   void fail_activity(const v1::FailActivityRequest& r) override { inner_->fail_activity(r); }
-  v1::CompleteActivityResponse complete_activity_answered(const v1::CompleteActivityRequest& r) override {
-    return inner_->complete_activity_answered(r);
-  }
-  v1::FailActivityResponse fail_activity_answered(const v1::FailActivityRequest& r) override {
-    return inner_->fail_activity_answered(r);
-  }
   void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
     inner_->report_activity_canceled(r);
   }

@@ -21,7 +21,7 @@ class SaysEager : public reprise::ForwardingConnection {
   using ForwardingConnection::ForwardingConnection;
   reprise::v1::CompleteActivityResponse complete_activity_answered(
       const reprise::v1::CompleteActivityRequest& r) override {
-    reprise::v1::CompleteActivityResponse out = ForwardingConnection::complete_activity_answered(r);
+    reprise::v1::CompleteActivityResponse out = inner_->complete_activity_answered(r);
     if (!out.workflow_task().task_token().empty()) {
       std::printf("eager workflow task\n");
       std::fflush(stdout);
