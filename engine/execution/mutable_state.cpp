@@ -114,6 +114,24 @@ void MutableState::flush_buffered_events(bool wake) {
   state_.clear_buffered_events();
 }
 
+void MutableState::end_workflow_task_for_close() {
+  if (state_.has_workflow_task()) {
+    const auto wt = state_.workflow_task();
+    // A transient attempt (a retry of a failing task) has no events to close.
+    if (wt.started_event_id() != 0 && !wt.transient()) {
+      v1::HistoryEvent e;
+      auto* a = e.mutable_workflow_task_failed();
+      a->set_scheduled_event_id(wt.scheduled_event_id());
+      a->set_started_event_id(wt.started_event_id());
+      a->set_cause(v1::WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE);
+      a->set_identity("reprise-server");
+      append(std::move(e));
+    }
+    state_.clear_workflow_task();
+  }
+  flush_buffered_events(false);
+}
+
 // --- start ---
 
 Status MutableState::check_new_run(const v1::WorkflowType& type, const std::string& task_queue,
@@ -345,7 +363,7 @@ Status MutableState::cancel_run(const v1::CancelWorkflowExecutionCommandAttribut
 
 Status MutableState::terminate(const std::string& reason, const v1::Payloads& details, const std::string& identity) {
   REPRISE_RETURN_IF_ERROR(check_open());
-  state_.clear_buffered_events();  // the workflow will not run again to see them
+  end_workflow_task_for_close();
   v1::HistoryEvent e;
   auto* a = e.mutable_workflow_execution_terminated();
   a->set_reason(reason);
@@ -416,12 +434,12 @@ void MutableState::enforce_history_limits() {
   size.add(builder_.events());
   for (const v1::HistoryEvent& e : state_.buffered_events()) size.add(e);  // history once the task completes
   if (closed() || history::check_limits(size, config_.history_limits) != history::LimitLevel::kFail) return;
+  end_workflow_task_for_close();
   v1::HistoryEvent e;
   auto* a = e.mutable_workflow_execution_terminated();
   a->set_reason(history::describe_limit(size, config_.history_limits) + "; the execution was terminated");
   a->set_identity("reprise-server");
   append(std::move(e));
-  state_.clear_buffered_events();
   close(v1::WORKFLOW_EXECUTION_STATUS_TERMINATED);
 }
 

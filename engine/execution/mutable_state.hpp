@@ -237,6 +237,11 @@ class MutableState {
   Status check_buffer_room(const v1::HistoryEvent& event) const;
   // Writes the buffered events; with `wake`, a workflow task follows.
   void flush_buffered_events(bool wake = true);
+  // Before the server closes the workflow itself (terminate, run timeout,
+  // history limit): a running workflow task is failed (FORCE_CLOSE) and
+  // what arrived while it ran is written, so no signal or activity result
+  // the engine acknowledged is dropped from history.
+  void end_workflow_task_for_close();
   // A transient workflow task stops being one: its events are written.
   void write_transient_scheduled();
   Status write_transient_events();

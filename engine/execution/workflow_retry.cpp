@@ -67,12 +67,12 @@ Status MutableState::time_out_run() {
   failure.set_message("workflow run timed out");
   Result<std::string> next_run = retry_run(failure);
   if (!next_run) return next_run.status();
+  end_workflow_task_for_close();
   v1::HistoryEvent e;
   auto* a = e.mutable_workflow_execution_timed_out();
   a->set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
   a->set_new_execution_run_id(*next_run);
   append(std::move(e));
-  state_.clear_buffered_events();
   close(v1::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
   return Status::ok();
 }

@@ -607,6 +607,54 @@ TEST_F(MutableStateTest, RunTimeoutClosesTheWorkflow) {
   EXPECT_EQ(complete(wft, {}).code(), StatusCode::kNotFound);
 }
 
+// When the server closes a workflow while a workflow task runs, the task is
+// failed (FORCE_CLOSE) and the activity result and signal the engine
+// acknowledged meanwhile are written before the close event. Terminate and
+// the run timeout dropped them (found by the simulator, seed 1890).
+TEST_F(MutableStateTest, TerminateWritesWhatArrivedWhileATaskRanBeforeTheCloseEvent) {
+  const auto k = key();
+  ASSERT_TRUE(start(k).is_ok());
+  ASSERT_TRUE(complete(take(TaskKind::kWorkflowTask), {schedule_activity("1"), start_timer("t", 5)}).is_ok());
+  const std::string at = take(TaskKind::kActivityTask);
+  clock_.advance(5s);  // the timer gets a workflow task running
+  ASSERT_EQ(fire_due_timers(), 1);
+  const std::string wft = take(TaskKind::kWorkflowTask);
+  ASSERT_TRUE(complete_activity(at, "paid").is_ok());
+  ASSERT_TRUE(apply(k, [](MutableState& ms) { return ms.signal("go", {}, "client", ""); }).is_ok());
+  ASSERT_TRUE(apply(k, [](MutableState& ms) { return ms.terminate("stop", {}, "admin"); }).is_ok());
+
+  const v1::History h = history(k);
+  const int n = h.events_size();
+  ASSERT_GE(n, 5);
+  EXPECT_EQ(h.events(n - 5).event_type(), E::EVENT_TYPE_WORKFLOW_TASK_FAILED);
+  EXPECT_EQ(h.events(n - 5).workflow_task_failed().cause(), v1::WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE);
+  EXPECT_EQ(h.events(n - 4).event_type(), E::EVENT_TYPE_ACTIVITY_TASK_STARTED);
+  EXPECT_EQ(h.events(n - 3).activity_task_completed().started_event_id(), h.events(n - 4).event_id());
+  EXPECT_EQ(h.events(n - 2).workflow_execution_signaled().signal_name(), "go");
+  EXPECT_EQ(h.events(n - 1).event_type(), E::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED);
+  for (int i = 0; i < n; ++i) EXPECT_EQ(h.events(i).event_id(), i + 1);
+  EXPECT_EQ(state(k).buffered_events_size(), 0);
+  EXPECT_EQ(complete(wft, {}).code(), StatusCode::kNotFound);
+}
+
+TEST_F(MutableStateTest, RunTimeoutWritesWhatArrivedWhileATaskRanBeforeTheCloseEvent) {
+  const auto k = key();
+  // Shorter than the workflow task's timeout (10 s), so the task still runs.
+  ASSERT_TRUE(start(k, [](auto& r) { r.mutable_workflow_run_timeout()->set_seconds(5); }).is_ok());
+  const std::string wft = take(TaskKind::kWorkflowTask);
+  ASSERT_TRUE(apply(k, [](MutableState& ms) { return ms.signal("go", {}, "client", ""); }).is_ok());
+  clock_.advance(5s);
+  fire_due_timers();
+
+  const v1::History h = history(k);
+  const int n = h.events_size();
+  ASSERT_GE(n, 3);
+  EXPECT_EQ(h.events(n - 3).workflow_task_failed().cause(), v1::WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE);
+  EXPECT_EQ(h.events(n - 2).workflow_execution_signaled().signal_name(), "go");
+  EXPECT_EQ(h.events(n - 1).event_type(), E::EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT);
+  EXPECT_EQ(complete(wft, {}).code(), StatusCode::kNotFound);
+}
+
 TEST_F(MutableStateTest, HistoryOverTheLimitTerminatesTheExecution) {
   config_.history_limits = {.warn_events = 5, .warn_bytes = 1 << 20, .fail_events = 8, .fail_bytes = 2 << 20};
   const auto k = key();
