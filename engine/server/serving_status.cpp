@@ -7,8 +7,11 @@ namespace reprise::engine {
 ServingStatus::ServingStatus(grpc::HealthCheckServiceInterface& health, std::function<std::string()> problem,
                              std::chrono::milliseconds interval)
     : health_(health), problem_(std::move(problem)), interval_(interval) {
-  publish(problem_().empty());
-  thread_ = std::thread([this] { run(); });
+  const bool serving = problem_().empty();
+  publish(serving);
+  // The thread starts from what was published, so a change between this
+  // sample and its first one is published too.
+  thread_ = std::thread([this, serving] { run(serving); });
 }
 
 ServingStatus::~ServingStatus() { stop_sampling(); }
@@ -27,8 +30,7 @@ void ServingStatus::stop_sampling() {
   if (thread_.joinable()) thread_.join();
 }
 
-void ServingStatus::run() {
-  bool serving = problem_().empty();
+void ServingStatus::run(bool serving) {
   std::unique_lock lock(mu_);
   while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
     lock.unlock();

@@ -36,7 +36,8 @@ class ServingStatus {
   void stop_serving();
 
  private:
-  void run();
+  // `serving`: the status last published.
+  void run(bool serving);
   void stop_sampling();
   void publish(bool serving);
 
