@@ -40,6 +40,10 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
   if (options.max_waiting_per_execution < 1) {
     return Status::invalid_argument("max_waiting_per_execution must be at least 1");
   }
+  // Tokens signed with the database's keys stay good across a restart.
+  if (std::vector<TaskTokenKey> keys = store.task_token_keys(); !keys.empty()) {
+    options.config.task_tokens = std::make_shared<const TaskTokenCodec>(std::move(keys));
+  }
   std::unique_ptr<Engine> engine(new Engine(store, std::move(options)));
   // Rebuild the task queues from the durable task table.
   int64_t after = 0;

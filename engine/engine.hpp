@@ -465,7 +465,7 @@ class Engine {
   void start_query_task(const TaskRecord& task, const internal::TaskPayload& payload, int page_events,
                         Reply<v1::PollWorkflowTaskResponse> reply, std::function<void()> poll_again);
   // The token of a query task, or nothing for any other token.
-  static std::optional<internal::TaskToken> query_token(const std::string& token);
+  std::optional<internal::TaskToken> query_token(const std::string& token) const;
   // A worker answered (or failed) the query its token names; NOT_FOUND when
   // no such query is waiting here (answered, timed out, or issued by the
   // server before a restart).

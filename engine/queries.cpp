@@ -104,7 +104,7 @@ void Engine::start_query_task(const TaskRecord& task, const internal::TaskPayloa
   token.set_run_id(task.execution.run_id);
   token.set_query_id(payload.query_id());
   token.set_query_epoch(query_epoch_);
-  out.set_task_token(MutableState::encode_token(token));
+  out.set_task_token(options_.config.task_tokens->encode(token));
   out.mutable_workflow_execution()->set_workflow_id(task.execution.workflow_id);
   out.mutable_workflow_execution()->set_run_id(task.execution.run_id);
   *out.mutable_workflow_type() = state.workflow_type();
@@ -123,8 +123,8 @@ void Engine::start_query_task(const TaskRecord& task, const internal::TaskPayloa
   reply(std::move(out));
 }
 
-std::optional<internal::TaskToken> Engine::query_token(const std::string& bytes) {
-  Result<internal::TaskToken> token = MutableState::decode_token(bytes);
+std::optional<internal::TaskToken> Engine::query_token(const std::string& bytes) const {
+  Result<internal::TaskToken> token = options_.config.task_tokens->decode(bytes);
   if (!token || token->query_id() == 0) return std::nullopt;
   return *token;
 }

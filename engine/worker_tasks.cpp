@@ -148,7 +148,7 @@ template <typename Response, typename T>
 void Engine::on_task_token(const std::string& token_bytes, bool claim_checks,
                            std::function<Result<T>(MutableState&, const internal::TaskToken&)> op,
                            std::function<Result<Response>(T)> respond, Reply<Response> reply) {
-  Result<internal::TaskToken> token = MutableState::decode_token(token_bytes);
+  Result<internal::TaskToken> token = options_.config.task_tokens->decode(token_bytes);
   if (!token) return reply(token.status());
   const ExecutionKey key{token->namespace_(), token->workflow_id(), token->run_id()};
   transition(

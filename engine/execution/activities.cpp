@@ -166,7 +166,7 @@ void MutableState::start_attempt(int64_t scheduled_event_id, internal::ActivityI
   token.set_scheduled_event_id(scheduled_event_id);
   token.set_attempt(info.attempt());
   token.set_activity(true);
-  response.set_task_token(encode_token(token));
+  response.set_task_token(config_.task_tokens->encode(token));
   response.mutable_workflow_execution()->set_workflow_id(key_.workflow_id);
   response.mutable_workflow_execution()->set_run_id(key_.run_id);
   *response.mutable_workflow_type() = state_.workflow_type();

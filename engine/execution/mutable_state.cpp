@@ -45,18 +45,6 @@ MutableState MutableState::salvage(const ExecutionRecord& record, TimePoint now,
   return MutableState(record.key, std::move(state), record.version, record.next_event_id, now, config);
 }
 
-std::string MutableState::encode_token(const internal::TaskToken& token) { return token.SerializeAsString(); }
-
-Result<internal::TaskToken> MutableState::decode_token(std::string_view bytes) {
-  internal::TaskToken token;
-  if (bytes.empty() || !token.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
-      token.workflow_id().empty() || token.run_id().empty() ||
-      (token.scheduled_event_id() <= 0 && token.query_id() == 0)) {
-    return Status::invalid_argument("task_token is malformed");
-  }
-  return token;
-}
-
 // --- events ---
 
 v1::HistoryEvent& MutableState::append(v1::HistoryEvent event) {

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/execution/task_token_codec.hpp"
 #include "engine/store/records.hpp"
 #include "history/batch_codec.hpp"
 #include "history/event_builder.hpp"
@@ -59,6 +60,9 @@ struct EngineConfig {
   // limit a signal is refused (RESOURCE_EXHAUSTED) until the task completes.
   int max_buffered_events = 1000;
   int64_t max_buffered_bytes = 2ll << 20;
+  // Signs the task tokens handed to workers and checks those handed back.
+  // The engine replaces this one-process key with the store's keys.
+  std::shared_ptr<const TaskTokenCodec> task_tokens = TaskTokenCodec::ephemeral();
 };
 
 // Where a run comes from, beyond its start request: the run it continues
@@ -215,10 +219,6 @@ class MutableState {
   bool unchanged() const { return unchanged_; }
   // The operation decides to change nothing (a request this run refuses).
   void change_nothing() { unchanged_ = true; }
-
-  // A task token as the worker sees it, and back.
-  static std::string encode_token(const internal::TaskToken& token);
-  static Result<internal::TaskToken> decode_token(std::string_view bytes);
 
  private:
   MutableState(ExecutionKey key, internal::ExecutionState state, int64_t version, int64_t next_event_id, TimePoint now,

@@ -194,7 +194,7 @@ Result<Applied> MutableState::start_workflow_task(const internal::TaskPayload& p
   token.set_scheduled_event_id(wt->scheduled_event_id());
   token.set_started_event_id(started_event_id);
   token.set_attempt(wt->attempt());
-  response.set_task_token(encode_token(token));
+  response.set_task_token(config_.task_tokens->encode(token));
   response.mutable_workflow_execution()->set_workflow_id(key_.workflow_id);
   response.mutable_workflow_execution()->set_run_id(key_.run_id);
   *response.mutable_workflow_type() = state_.workflow_type();

@@ -166,6 +166,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
   }
   REPRISE_RETURN_IF_ERROR((*writer)->configure(options.durability));
   REPRISE_RETURN_IF_ERROR(migrate(**writer, schema_migrations()));
+  Result<std::vector<TaskTokenKey>> token_keys = load_task_token_keys(**writer, options.rotate_task_token_key);
+  if (!token_keys) return token_keys.status();
 
   std::vector<std::unique_ptr<SqliteDb>> readers;
   for (int i = 0; i < std::max(1, options.read_connections); ++i) {
@@ -197,13 +199,13 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
   auto blobs = std::make_unique<SqliteBlobStore>(*tw, *pool, clock, options.blobs);
   return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(*vfs), path, report, std::move(commits),
                                                       std::move(checkpointer), std::move(pool), std::move(tw),
-                                                      std::move(blobs)));
+                                                      std::move(blobs), std::move(*token_keys)));
 }
 
 SqliteStore::SqliteStore(std::unique_ptr<SyncCountingVfs> vfs, std::string path, OpenReport report,
                          std::unique_ptr<std::atomic<int64_t>> commits, std::unique_ptr<WalCheckpointer> checkpointer,
                          std::unique_ptr<ReadPool> readers, std::unique_ptr<TransitionWriter> writer,
-                         std::unique_ptr<SqliteBlobStore> blobs)
+                         std::unique_ptr<SqliteBlobStore> blobs, std::vector<TaskTokenKey> task_token_keys)
     : vfs_(std::move(vfs)),
       path_(std::move(path)),
       report_(report),
@@ -211,7 +213,8 @@ SqliteStore::SqliteStore(std::unique_ptr<SyncCountingVfs> vfs, std::string path,
       checkpointer_(std::move(checkpointer)),
       readers_(std::move(readers)),
       writer_(std::move(writer)),
-      blobs_(std::move(blobs)) {}
+      blobs_(std::move(blobs)),
+      task_token_keys_(std::move(task_token_keys)) {}
 
 SqliteStore::~SqliteStore() {
   writer_.reset();  // commits or fails everything queued first

@@ -57,6 +57,9 @@ struct StoreOptions {
   // simulates a power loss (tests/store/power_loss_vfs.hpp). A missing file
   // is still created through the default VFS, whole and synced.
   std::string vfs{};
+  // Sign new task tokens with a new key (the one before it still verifies;
+  // task_token_keys.hpp).
+  bool rotate_task_token_key = false;
 };
 
 // What opening the file found, for the server's log.
@@ -97,6 +100,7 @@ class SqliteStore final : public Store {
   std::string write_problem() const override { return writer_->problem(); }
   void stop_waiting_for_space() override { writer_->stop_waiting_for_space(); }
   StorageStats storage_stats() const override;
+  std::vector<TaskTokenKey> task_token_keys() const override { return task_token_keys_; }
 
   TransitionWriter::Stats writer_stats() const { return writer_->stats(); }
   // With writer_thread false: commits the next batch on this thread (false
@@ -113,7 +117,7 @@ class SqliteStore final : public Store {
   SqliteStore(std::unique_ptr<SyncCountingVfs> vfs, std::string path, OpenReport report,
               std::unique_ptr<std::atomic<int64_t>> commits, std::unique_ptr<WalCheckpointer> checkpointer,
               std::unique_ptr<ReadPool> readers, std::unique_ptr<TransitionWriter> writer,
-              std::unique_ptr<SqliteBlobStore> blobs);
+              std::unique_ptr<SqliteBlobStore> blobs, std::vector<TaskTokenKey> task_token_keys);
 
   std::unique_ptr<SyncCountingVfs> vfs_;  // first: outlives every connection opened through it
   std::string path_;
@@ -123,6 +127,7 @@ class SqliteStore final : public Store {
   std::unique_ptr<ReadPool> readers_;
   std::unique_ptr<TransitionWriter> writer_;
   std::unique_ptr<SqliteBlobStore> blobs_;  // writes through writer_
+  std::vector<TaskTokenKey> task_token_keys_;
 };
 
 }  // namespace reprise::engine

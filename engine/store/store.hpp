@@ -22,6 +22,7 @@
 #include "engine/store/blob_store.hpp"
 #include "engine/store/records.hpp"
 #include "engine/store/storage_stats.hpp"
+#include "engine/store/task_token_keys.hpp"
 #include "history/status.hpp"
 
 namespace reprise::engine {
@@ -89,6 +90,10 @@ class Store {
   // What the store counted about its writes since it opened (all zero for a
   // store that counts nothing).
   virtual StorageStats storage_stats() const { return {}; }
+  // The keys that sign task tokens, newest first, read when the store
+  // opened; empty for a store that keeps none (the engine then signs with a
+  // key of its own that dies with it).
+  virtual std::vector<TaskTokenKey> task_token_keys() const { return {}; }
 };
 
 }  // namespace reprise::engine

@@ -103,7 +103,7 @@ class MutableStateTest : public ::testing::Test {
   }
 
   Status complete(const std::string& token, std::vector<v1::Command> commands) {
-    auto decoded = MutableState::decode_token(token);
+    auto decoded = config_.task_tokens->decode(token);
     if (!decoded) return decoded.status();
     v1::CompleteWorkflowTaskRequest r;
     for (auto& c : commands) *r.add_commands() = std::move(c);
@@ -119,14 +119,14 @@ class MutableStateTest : public ::testing::Test {
   }
 
   Status complete_activity(const std::string& token, const std::string& result) {
-    auto decoded = MutableState::decode_token(token);
+    auto decoded = config_.task_tokens->decode(token);
     v1::Payloads p;
     p.add_payloads()->set_data(result);
     return apply(key_of(*decoded), [&](MutableState& ms) { return ms.complete_activity(*decoded, p, "worker-1"); });
   }
 
   Status fail_activity(const std::string& token, v1::Failure failure, const std::string& details = "") {
-    auto decoded = MutableState::decode_token(token);
+    auto decoded = config_.task_tokens->decode(token);
     v1::Payloads d;
     if (!details.empty()) d.add_payloads()->set_data(details);
     return apply(key_of(*decoded),
@@ -285,9 +285,9 @@ TEST_F(MutableStateTest, StaleForgedAndMisdirectedTokensAreRejected) {
   EXPECT_EQ(again.code(), StatusCode::kNotFound);
   EXPECT_EQ(again.message(), "stale or unknown task token: no workflow task is running");
 
-  auto forged = *MutableState::decode_token(wft);
+  auto forged = *config_.task_tokens->decode(wft);
   forged.set_attempt(7);
-  EXPECT_EQ(complete(MutableState::encode_token(forged), {}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(complete(config_.task_tokens->encode(forged), {}).code(), StatusCode::kNotFound);
   EXPECT_EQ(complete("not a token", {}).message(), "task_token is malformed");
 
   const std::string at = take(TaskKind::kActivityTask);
@@ -418,7 +418,7 @@ TEST_F(MutableStateTest, HeartbeatsKeepAnActivityAlive) {
                                           })})
                   .is_ok());
   const std::string at = take(TaskKind::kActivityTask);
-  auto token = *MutableState::decode_token(at);
+  auto token = *config_.task_tokens->decode(at);
   for (int i = 0; i < 3; ++i) {
     clock_.advance(8s);
     v1::Payloads details;
@@ -518,7 +518,7 @@ TEST_F(MutableStateTest, WorkflowTaskTimeoutAndFailureAreRetried) {
   const std::string second = take(TaskKind::kWorkflowTask);
   EXPECT_EQ(last_workflow_poll_.attempt(), 2);
 
-  auto token = *MutableState::decode_token(second);
+  auto token = *config_.task_tokens->decode(second);
   v1::FailWorkflowTaskRequest fail;
   fail.set_cause(v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM);
   fail.mutable_failure()->set_message("history has ActivityTaskScheduled 'charge', code scheduled 'refund'");
@@ -538,7 +538,7 @@ TEST_F(MutableStateTest, RetriesOfAFailingWorkflowTaskDoNotGrowHistory) {
   fail.set_cause(v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR);
   fail.mutable_failure()->set_message("null dereference in checkout()");
   auto fail_next = [&] {
-    auto token = *MutableState::decode_token(take(TaskKind::kWorkflowTask));
+    auto token = *config_.task_tokens->decode(take(TaskKind::kWorkflowTask));
     ASSERT_TRUE(apply(k, [&](MutableState& ms) { return ms.fail_workflow_task(token, fail); }).is_ok());
   };
   fail_next();  // the first failure is written
@@ -576,7 +576,7 @@ TEST_F(MutableStateTest, RetriesOfAFailingWorkflowTaskDoNotGrowHistory) {
 TEST_F(MutableStateTest, ASignalTurnsAWaitingRetryIntoAnOrdinaryTask) {
   const auto k = key();
   ASSERT_TRUE(start(k).is_ok());
-  auto token = *MutableState::decode_token(take(TaskKind::kWorkflowTask));
+  auto token = *config_.task_tokens->decode(take(TaskKind::kWorkflowTask));
   v1::FailWorkflowTaskRequest fail;
   fail.mutable_failure()->set_message("boom");
   ASSERT_TRUE(apply(k, [&](MutableState& ms) { return ms.fail_workflow_task(token, fail); }).is_ok());
@@ -690,7 +690,7 @@ TEST_F(MutableStateTest, CancelingARunningActivityTellsItsHeartbeat) {
   const auto k = key();
   ASSERT_TRUE(start(k).is_ok());
   ASSERT_TRUE(complete(take(TaskKind::kWorkflowTask), {schedule_activity("1"), start_timer("t", 1)}).is_ok());
-  const auto token = *MutableState::decode_token(take(TaskKind::kActivityTask));
+  const auto token = *config_.task_tokens->decode(take(TaskKind::kActivityTask));
   clock_.advance(1s);
   ASSERT_EQ(fire_due_timers(), 1);
   v1::Command cancel;
@@ -725,7 +725,7 @@ TEST_F(MutableStateTest, AnActivityNotAskedToCancelCannotReportCanceled) {
   const auto k = key();
   ASSERT_TRUE(start(k).is_ok());
   ASSERT_TRUE(complete(take(TaskKind::kWorkflowTask), {schedule_activity("1")}).is_ok());
-  const auto token = *MutableState::decode_token(take(TaskKind::kActivityTask));
+  const auto token = *config_.task_tokens->decode(take(TaskKind::kActivityTask));
   const Status s =
       apply(k, [&](MutableState& ms) { return ms.report_activity_canceled(token, v1::Payloads(), "worker-1"); });
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
