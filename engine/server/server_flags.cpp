@@ -1,0 +1,125 @@
+#include "engine/server/server_flags.hpp"
+
+#include <algorithm>
+
+#include "engine/log.hpp"
+#include "tools/command_line/command_line.hpp"
+
+namespace reprise::engine {
+
+void add_server_flags(CLI::App& app, ServerFlags& f) {
+  app.description("The Reprise workflow service on one SQLite file.");
+  app.footer(
+      "Durations: 90s, 1h30m, 7d, 250ms, or a number of seconds.\n"
+      "A file that is not SQLite, another program's database or a newer schema is always refused.\n"
+      "Exit status: 0 after a clean shutdown (SIGTERM or SIGINT), 1 when the database or the address cannot be\n"
+      "used, 2 for a bad command line.");
+  app.add_option("--db", f.db, "The SQLite file; a missing file is created")->type_name("PATH")->capture_default_str();
+  app.add_option("--listen", f.listen, "The address to serve on (port 0 picks one)")
+      ->type_name("HOST:PORT")
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--durability",
+         [&f](const std::string& v) { f.store.durability = v == "full" ? Durability::kFull : Durability::kNormal; },
+         "fsync at every commit (full, the default) or at checkpoints (normal)")
+      ->check(CLI::IsMember({"full", "normal"}).description(""))
+      ->type_name("full|normal");
+  app.add_flag_callback(
+      "--init-empty-file", [&f] { f.store.init_empty_file = true; },
+      "Start a new database in an existing empty (0-byte) file; without it such a file is refused, as it is more "
+      "often a lost database than a new one");
+  app.add_flag_callback(
+      "--skip-quick-check", [&f] { f.store.quick_check = false; },
+      "Do not run PRAGMA quick_check at start, which refuses a damaged file; it reads the whole file once (a 670 MB "
+      "file: 0.6 s cached, 24 s from a cold disk), so this is for very large files. `reprise admin check --db PATH` "
+      "runs the full check at any time, also beside the server");
+
+  command_line::add_duration_flag(
+      app, "--retention",
+      [&f](std::chrono::milliseconds retention) {
+        if (retention.count() % 1000 != 0) throw CLI::ValidationError("--retention", "must be whole seconds");
+        f.engine.retention = std::chrono::duration_cast<std::chrono::seconds>(retention);
+      },
+      "Delete a closed run this long after it closed: its history, visibility row, tasks, timers and blob "
+      "references, and its workflow id's current run (the id is free again); blob collection (every 10 min) then "
+      "removes the blobs nothing else references, once uploaded over an hour ago. Default 7d; 0 keeps every run. A "
+      "running run is never deleted; `reprise workflow delete` deletes one now");
+  command_line::add_duration_flag(
+      app, "--retention-sweep-interval",
+      [&f](std::chrono::milliseconds interval) {
+        if (interval.count() == 0) throw CLI::ValidationError("--retention-sweep-interval", "must be more than 0");
+        f.engine.retention_sweep_interval = interval;
+      },
+      "How often to look for runs past retention (default 1m)");
+  app.add_option_function<int>(
+         "--retention-batch", [&f](int n) { f.engine.retention_batch = std::min(n, 10'000); },
+         "Runs deleted per batch, one short write transaction or a few (default 100, at most 10000)")
+      ->check(command_line::whole_number(1))
+      ->type_name("N");
+
+  app.add_option_function<int64_t>(
+         "--poll-timeout-ms", [&f](int64_t ms) { f.engine.poll_timeout = std::chrono::milliseconds(ms); },
+         "How long an empty task poll waits, in milliseconds (default 60000)")
+      ->check(command_line::whole_number(0))
+      ->type_name("N");
+
+  // Whole numbers, none negative.
+  auto count = [&app](const std::string& name, auto& into, const std::string& description) {
+    app.add_option(name, into, description)
+        ->check(command_line::whole_number(0))
+        ->type_name("N")
+        ->capture_default_str();
+  };
+  auto& limits = f.engine.config.history_limits;
+  count("--history-warn-events", limits.warn_events, "A run's history past this many events logs a warning");
+  count("--history-fail-events", limits.fail_events, "A run's history past this many events fails the run");
+  count("--history-warn-bytes", limits.warn_bytes, "A run's history past this size logs a warning");
+  count("--history-fail-bytes", limits.fail_bytes, "A run's history past this size fails the run");
+  count("--max-pending-activities", f.engine.config.max_pending_activities,
+        "Activities one run may have scheduled and not closed");
+  count("--max-pending-children", f.engine.config.max_pending_children,
+        "Child workflows one run may have started and not closed");
+  count("--max-id-length", f.engine.config.max_id_length, "The longest workflow, activity, timer or signal id");
+  count("--max-buffered-events", f.engine.config.max_buffered_events,
+        "Signals held while a workflow task runs; beyond them a signal gets RESOURCE_EXHAUSTED");
+  count("--max-buffered-bytes", f.engine.config.max_buffered_bytes,
+        "Bytes of signals held while a workflow task runs; beyond them a signal gets RESOURCE_EXHAUSTED");
+  count("--max-pending-requests", f.engine.max_pending_requests,
+        "Requests that change a workflow, in flight server-wide; beyond it a request gets RESOURCE_EXHAUSTED and the "
+        "SDK retries it");
+  count("--max-waiting-per-execution", f.engine.max_waiting_per_execution,
+        "Requests queued behind one workflow's running one; beyond it a request gets RESOURCE_EXHAUSTED");
+  count("--max-pending-queries", f.engine.max_pending_queries,
+        "Queries waiting for a worker's answer, server-wide, counted apart from --max-pending-requests; beyond it a "
+        "query gets RESOURCE_EXHAUSTED");
+  app.add_option_function<int64_t>(
+         "--max-query-wait-ms", [&f](int64_t ms) { f.engine.max_query_wait = std::chrono::milliseconds(ms); },
+         "The longest a query waits for its answer, in milliseconds (default 60000); a longer client timeout is cut to "
+         "it, and the query ends DEADLINE_EXCEEDED")
+      ->check(command_line::whole_number(0))
+      ->type_name("N");
+  count("--claim-check-threshold-bytes", f.engine.claim_check.threshold,
+        "Payloads larger than this are stored once as blobs and referenced by hash");
+  count("--blob-limit-bytes", f.engine.claim_check.blob_limit, "The largest blob the server accepts");
+
+  app.add_option_function<std::string>(
+         "--log-level",
+         [](const std::string& v) {
+           Result<log::Level> level = log::parse_level(v);
+           if (!level) throw CLI::ValidationError("--log-level", level.status().message());
+           log::set_level(*level);
+         },
+         "The least severe log line written (default info)")
+      ->type_name("debug|info|warn|error|off");
+  app.add_option_function<std::string>(
+         "--log-format",
+         [](const std::string& v) {
+           Result<log::Format> format = log::parse_format(v);
+           if (!format) throw CLI::ValidationError("--log-format", format.status().message());
+           log::set_format(*format);
+         },
+         "One line per event on stderr: logfmt (default) or a JSON object")
+      ->type_name("logfmt|json");
+}
+
+}  // namespace reprise::engine

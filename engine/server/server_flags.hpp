@@ -1,0 +1,26 @@
+// reprise-server's flags: each declared once, with its help, on a CLI11 app.
+// main.cpp parses them; tests build the same app to list every flag the
+// server accepts. Thread rule: main thread, before the server starts.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "engine/engine.hpp"
+#include "engine/store/sqlite_store.hpp"
+
+namespace reprise::engine {
+
+struct ServerFlags {
+  std::string db = "./reprise.db";
+  std::string listen = "127.0.0.1:7233";
+  EngineOptions engine;
+  StoreOptions store;
+};
+
+// Declares every flag on `app`, writing into `flags` (which must outlive the
+// parse). --log-level and --log-format set the process's log settings
+// (engine/log.hpp) as they are parsed.
+void add_server_flags(CLI::App& app, ServerFlags& flags);
+
+}  // namespace reprise::engine
