@@ -9,7 +9,13 @@ namespace reprise::worker {
 
 bool LocalActivityRun::wait_until(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mu_);
-  return cv_.wait_until(lock, deadline, [this] { return over_; });
+  if (stepped_ == nullptr) return cv_.wait_until(lock, deadline, [this] { return over_; });
+  while (!over_ && stepped_->now() < deadline) {
+    lock.unlock();
+    stepped_->pause(deadline);
+    lock.lock();
+  }
+  return over_;
 }
 
 std::optional<LocalActivityOutcome> LocalActivityRun::outcome() const {
@@ -34,8 +40,13 @@ void LocalActivityRun::abandon() {
   cv_.notify_all();
 }
 
-LocalActivityExecutor::LocalActivityExecutor(Lookup lookup, Post post, detail::Blobs* blobs)
-    : lookup_(std::move(lookup)), post_(std::move(post)), blobs_(blobs) {}
+LocalActivityExecutor::LocalActivityExecutor(Lookup lookup, Post post, detail::Blobs* blobs,
+                                             std::optional<SteppedTime> stepped)
+    : lookup_(std::move(lookup)), post_(std::move(post)), blobs_(blobs), stepped_(std::move(stepped)) {}
+
+std::chrono::steady_clock::time_point LocalActivityExecutor::now() const {
+  return stepped_ ? stepped_->now() : std::chrono::steady_clock::now();
+}
 
 LocalActivityExecutor::~LocalActivityExecutor() { stop(); }
 
@@ -55,7 +66,7 @@ void LocalActivityExecutor::restart() {
 std::shared_ptr<LocalActivityRun> LocalActivityExecutor::start(
     const WorkflowInfo& workflow, int64_t seq, const v1::ScheduleActivityTaskCommandAttributes& request) {
   const std::string key = workflow.run_id + "/" + std::to_string(seq);
-  auto run = std::make_shared<LocalActivityRun>();
+  auto run = std::make_shared<LocalActivityRun>(stepped_ ? &*stepped_ : nullptr);
   {
     std::lock_guard lock(mu_);
     std::erase_if(in_flight_, [](const auto& entry) { return entry.second.expired(); });
@@ -88,7 +99,7 @@ void LocalActivityExecutor::run_attempts(LocalActivityRun& run, const Function& 
   using Steady = std::chrono::steady_clock;
   const std::chrono::nanoseconds start_to_close = to_nanos(request.start_to_close_timeout());
   const std::chrono::nanoseconds schedule_to_close = to_nanos(request.schedule_to_close_timeout());
-  const Steady::time_point scheduled = Steady::now();
+  const Steady::time_point scheduled = now();
   info.scheduled_time = SystemClock().now();
   for (int attempt = 1;; ++attempt) {
     info.attempt = attempt;
@@ -99,7 +110,7 @@ void LocalActivityExecutor::run_attempts(LocalActivityRun& run, const Function& 
       const TimePoint overall = info.scheduled_time + schedule_to_close;
       if (!info.deadline || overall < *info.deadline) info.deadline = overall;
     }
-    const Steady::time_point started = Steady::now();
+    const Steady::time_point started = now();
     v1::Failure failure;
     try {
       ActivityContext context(
@@ -107,7 +118,7 @@ void LocalActivityExecutor::run_attempts(LocalActivityRun& run, const Function& 
       v1::Payloads result = function(context, request.input());
       // The function cannot be interrupted: one that overran its timeout
       // has its result dropped, as the server drops a late completion.
-      const bool late = start_to_close.count() > 0 && Steady::now() - started > start_to_close;
+      const bool late = start_to_close.count() > 0 && now() - started > start_to_close;
       if (!late) return run.finish({.result = std::move(result), .failure = std::nullopt, .attempts = attempt});
       failure.set_kind(v1::FAILURE_KIND_TIMEOUT);
       failure.set_timeout_type(v1::TIMEOUT_TYPE_START_TO_CLOSE);
@@ -117,7 +128,7 @@ void LocalActivityExecutor::run_attempts(LocalActivityRun& run, const Function& 
       failure = reprise::detail::failure_of(e);
     }
     const std::chrono::nanoseconds backoff = retry_backoff(request.retry_policy(), attempt + 1);
-    const bool in_time = schedule_to_close.count() <= 0 || Steady::now() + backoff < scheduled + schedule_to_close;
+    const bool in_time = schedule_to_close.count() <= 0 || now() + backoff < scheduled + schedule_to_close;
     if (!policy_allows_retry(request.retry_policy(), failure, attempt) || !in_time) {
       return run.finish({.result = {}, .failure = std::move(failure), .attempts = attempt});
     }
@@ -127,7 +138,14 @@ void LocalActivityExecutor::run_attempts(LocalActivityRun& run, const Function& 
 
 bool LocalActivityExecutor::sleep_unless_stopped(std::chrono::nanoseconds backoff) {
   std::unique_lock lock(mu_);
-  return !stopped_cv_.wait_for(lock, backoff, [this] { return stopped_; });
+  if (!stepped_) return !stopped_cv_.wait_for(lock, backoff, [this] { return stopped_; });
+  const auto until = stepped_->now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(backoff);
+  while (!stopped_ && stepped_->now() < until) {
+    lock.unlock();
+    stepped_->pause(until);
+    lock.lock();
+  }
+  return !stopped_;
 }
 
 }  // namespace reprise::worker

@@ -6,7 +6,13 @@
 // completed before it finished (to keep the workflow task alive), replayed
 // on this worker, waits for the same execution instead of starting another.
 //
-// Thread safety: all members may be called from any thread.
+// Time passes on the steady clock and waits block their thread, unless a
+// SteppedTime is given: then the clock is its clock and a wait lets time
+// pass in steps (the simulator, tests/sim/, runs the same code in fibers on
+// its virtual clock).
+//
+// Thread safety: all members may be called from any thread (with
+// SteppedTime, the thread that steps it only).
 #pragma once
 
 #include <chrono>
@@ -25,9 +31,20 @@
 
 namespace reprise::worker {
 
+// The seam for a caller that runs time step by step instead of blocking
+// threads: its clock, and a short pause in which others run.
+struct SteppedTime {
+  std::function<std::chrono::steady_clock::time_point()> now;
+  // Lets the caller's clock move on a little (at most to `until`); the
+  // state waited for is checked again after each pause.
+  std::function<void(std::chrono::steady_clock::time_point until)> pause;
+};
+
 // One local activity in flight: its outcome once the last attempt is over.
 class LocalActivityRun {
  public:
+  // `stepped` (may be null: block) must outlive the run.
+  explicit LocalActivityRun(const SteppedTime* stepped = nullptr) : stepped_(stepped) {}
   // Waits for the outcome until `deadline`; true when it is in.
   bool wait_until(std::chrono::steady_clock::time_point deadline);
   // The outcome, only after wait_until() returned true; nullopt when the
@@ -37,6 +54,7 @@ class LocalActivityRun {
   void abandon();
 
  private:
+  const SteppedTime* stepped_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool over_ = false;
@@ -52,8 +70,9 @@ class LocalActivityExecutor {
   // Runs a job on a thread of the worker's activity pool.
   using Post = std::function<void(std::function<void()>)>;
 
-  // `blobs` (may be null) must outlive the executor.
-  LocalActivityExecutor(Lookup lookup, Post post, detail::Blobs* blobs);
+  // `blobs` (may be null) must outlive the executor. Without `stepped`,
+  // time is the steady clock's and waits block.
+  LocalActivityExecutor(Lookup lookup, Post post, detail::Blobs* blobs, std::optional<SteppedTime> stepped = {});
   ~LocalActivityExecutor();
   LocalActivityExecutor(const LocalActivityExecutor&) = delete;
 
@@ -67,6 +86,8 @@ class LocalActivityExecutor {
   // elsewhere). restart() undoes it, for a worker started again.
   void stop();
   void restart();
+  // The clock the executor's deadlines are measured by.
+  std::chrono::steady_clock::time_point now() const;
 
  private:
   void run_attempts(LocalActivityRun& run, const Function& function, ActivityInfo info,
@@ -77,6 +98,7 @@ class LocalActivityExecutor {
   Lookup lookup_;
   Post post_;
   detail::Blobs* blobs_;
+  const std::optional<SteppedTime> stepped_;
   std::mutex mu_;
   std::condition_variable stopped_cv_;
   bool stopped_ = false;

@@ -75,7 +75,7 @@ std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(cons
                        "workflow '" + type + "' is not registered with worker " + options_.identity};
   }
   const std::string& run_id = task.workflow_execution().run_id();
-  const auto received = std::chrono::steady_clock::now();
+  const auto received = options_.local_activities ? options_.local_activities->now() : std::chrono::steady_clock::now();
   // This task alone holds the run's instance until it gives it back.
   StickyCache::Lease lease = acquire(run_id);
   std::unique_ptr<WorkflowInstance> instance = lease.take();

@@ -9,11 +9,20 @@ namespace reprise::sim {
 namespace {
 
 uint32_t side_effect_calls = 0;
+uint64_t local_calls = 0;
 
 // Retries after 1 s, 1.5 s, ... up to 10 s; an attempt that runs past its
 // 10 s start-to-close timeout is retried too.
 ActivityOptions activity_options() {
   return ActivityOptions::start_to_close(std::chrono::seconds(10))
+      .retry({.initial_interval = std::chrono::seconds(1),
+              .backoff_coefficient = 1.5,
+              .maximum_interval = std::chrono::seconds(10)});
+}
+
+// Each attempt may take up to 10 s; retried after 1 s, 1.5 s, ...
+LocalActivityOptions local_activity_options() {
+  return LocalActivityOptions::start_to_close(std::chrono::seconds(30))
       .retry({.initial_interval = std::chrono::seconds(1),
               .backoff_coefficient = 1.5,
               .maximum_interval = std::chrono::seconds(10)});
@@ -31,6 +40,10 @@ Task<std::string> run_step(WorkflowContext& ctx, const Step& step, size_t i) {
     case StepKind::kActivity:
       co_await ctx.execute(flaky_activity, activity_options(), step.fail_times);
       co_return "a" + n;
+    case StepKind::kLocal:
+      co_await ctx.execute_local(local_activity, local_activity_options(), step.fail_times, step.seconds,
+                                 static_cast<int>(i));
+      co_return "l" + n;
     case StepKind::kTimer:
       co_await ctx.sleep(std::chrono::seconds(step.seconds));
       co_return "t" + n;
@@ -99,7 +112,17 @@ Task<std::string> run_step(WorkflowContext& ctx, const Step& step, size_t i) {
 
 }  // namespace
 
-void reset_side_effect_calls() { side_effect_calls = 0; }
+void reset_side_effect_calls() {
+  side_effect_calls = 0;
+  local_calls = 0;
+}
+
+std::string local_flaky(ActivityContext& ctx, int fail_times, int, int) {
+  ++local_calls;
+  return flaky(ctx, fail_times);
+}
+
+uint64_t local_activity_calls() { return local_calls; }
 
 std::string flaky(ActivityContext& ctx, int fail_times) {
   if (ctx.info().attempt <= fail_times) throw ApplicationError("Flaky", "simulated failure");

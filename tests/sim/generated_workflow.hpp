@@ -16,6 +16,10 @@
 //                parent closes while the child runs and the child's
 //                parent-close policy decides the child's end;
 //   signal-parent nothing: signals "child-up" to the workflow parent_id;
+//   local i      "l<i>": a local activity (ctx.execute_local) that fails its
+//                first attempts and then succeeds, each attempt taking about
+//                `seconds` (0: under a second), so some outlive the
+//                workflow task's timeout and keep the task alive;
 //   side effect  "s<i>": a side_effect() whose value (a count of calls,
 //                different on every call) picks whether a 1 s timer runs,
 //                so a replay that computed it again would diverge;
@@ -52,12 +56,13 @@ enum class StepKind {
   kContinue,
   kSignalParent,
   kFail,
+  kLocal,
 };
 
 struct Step {
   StepKind kind = StepKind::kActivity;
-  int fail_times = 0;       // activity, all, race: attempts that fail before one succeeds
-  int seconds = 0;          // timer, all (the branch's timer), race (the timer it races)
+  int fail_times = 0;       // activity, all, race, local: attempts that fail before one succeeds
+  int seconds = 0;          // timer, all (the branch's timer), race (the timer it races), local (each attempt)
   std::string child_id;     // child: its workflow id
   std::vector<Step> child;  // child: its steps
   ChildWorkflowOptions::ParentClose parent_close = ChildWorkflowOptions::ParentClose::kTerminate;  // child
@@ -75,6 +80,15 @@ inline constexpr Activity<&flaky> flaky_activity{"flaky"};
 // history shows which activity was the cleanup.
 inline constexpr Activity<&flaky> cleanup_activity{"cleanup"};
 
+// The local activity: fails its first `fail_times` attempts, like flaky;
+// `seconds` and `step` are for the simulated worker, which runs each
+// attempt for about `seconds` on the virtual clock and counts the runs of
+// step `step`. Every call is counted (local_activity_calls()): a replay
+// must use the recorded marker and call it never.
+std::string local_flaky(ActivityContext& ctx, int fail_times, int seconds, int step);
+inline constexpr Activity<&local_flaky> local_activity{"local-flaky"};
+uint64_t local_activity_calls();
+
 // What a run continued as new starts from: the parts so far and the step
 // it goes on with.
 struct Carried {
@@ -85,7 +99,7 @@ struct Carried {
 
 // The values side effects compute: a count of calls in this process, so
 // no two calls give the same. Reset at the start of each simulated run, so
-// that a seed runs the same every time.
+// that a seed runs the same every time (local_activity_calls() too).
 void reset_side_effect_calls();
 
 inline constexpr Signal<std::string> go_signal{"go"};

@@ -92,6 +92,7 @@ v1::PollWorkflowTaskResponse SimConnection::poll_workflow_task(const v1::PollWor
 }
 
 v1::CompleteWorkflowTaskResponse SimConnection::complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) {
+  if (on_complete_workflow_task) on_complete_workflow_task(r);
   return call<v1::CompleteWorkflowTaskResponse>(
       "CompleteWorkflowTask",
       [r](Engine& e, Reply<v1::CompleteWorkflowTaskResponse> reply) { e.complete_workflow_task(r, reply); },

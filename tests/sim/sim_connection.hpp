@@ -8,6 +8,7 @@
 // Thread safety: none; the simulator's thread only.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "network.hpp"
@@ -40,6 +41,9 @@ class SimConnection final : public Connection {
   // payloads are far below the upload threshold, so these throw UNIMPLEMENTED.
   v1::PutPayloadResponse put_payload(std::string_view bytes) override;
   std::string get_payload(const std::string& sha256) override;
+
+  // Sees each workflow task completion before it is sent (null: none does).
+  std::function<void(const v1::CompleteWorkflowTaskRequest&)> on_complete_workflow_task;
 
  private:
   template <typename Resp>

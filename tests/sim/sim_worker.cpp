@@ -1,5 +1,6 @@
 #include "sim_worker.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -13,6 +14,13 @@ namespace {
 
 constexpr Duration kPollBackoff = std::chrono::milliseconds(200);  // as Worker's poll loops
 constexpr Duration kLeaseRecheck = std::chrono::milliseconds(10);
+// How often a fiber waiting for a local activity (or its backoff) looks again.
+constexpr Duration kLocalActivityRecheck = std::chrono::milliseconds(50);
+
+std::chrono::steady_clock::time_point steady(Duration virtual_now) {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(virtual_now));
+}
 
 }  // namespace
 
@@ -55,19 +63,22 @@ struct SimWorker::Incarnation {
   detail::Blobs blobs{connection, detail::BlobOptions{}};
   std::unique_ptr<worker::StickyCache> cache;
   std::unique_ptr<EagerSlots> eager;  // null: the worker asks for none
+  worker::LocalActivityExecutor::Function local_function;
+  std::unique_ptr<worker::LocalActivityExecutor> local_activities;
   std::unique_ptr<worker::WorkflowTaskRunner> runner;
   uint64_t next_fiber = 0;
   std::map<uint64_t, std::shared_ptr<SimFiber>> fibers;
 };
 
 SimWorker::SimWorker(Scheduler& s, Network& network, const worker::WorkflowRegistry& workflows, int index, Shape shape,
-                     const bool& stopped, bool verbose)
+                     const bool& stopped, LocalActivityLog& local_log, bool verbose)
     : s_(s),
       network_(network),
       workflows_(workflows),
       index_(index),
       shape_(shape),
       stopped_(stopped),
+      local_log_(local_log),
       verbose_(verbose) {}
 
 SimWorker::~SimWorker() { crash(); }
@@ -80,10 +91,28 @@ void SimWorker::start() {
   live.cache = std::make_unique<worker::StickyCache>(shape_.cache_size, size_t{256} << 20);
   const std::string sticky_queue = shape_.cache_size > 0 ? "sim/" + live.identity : std::string();
   if (shape_.eager_slots > 0) live.eager = std::make_unique<EagerSlots>(*this, live, live.identity, shape_.eager_slots);
+  live.local_function = [this](ActivityContext& ctx, const v1::Payloads& input) {
+    return run_local_attempt(ctx, input);
+  };
+  live.local_activities = std::make_unique<worker::LocalActivityExecutor>(
+      [&live](const std::string& type) { return type == local_activity.name ? &live.local_function : nullptr; },
+      [this, who = live.identity](std::function<void()> job) { spawn("local-act " + who, std::move(job)); },
+      &live.blobs,
+      worker::SteppedTime{.now = [this] { return steady(s_.now()); },
+                          .pause =
+                              [this](std::chrono::steady_clock::time_point until) {
+                                const Duration left = until - steady(s_.now());
+                                SimFiber::current()->sleep(std::clamp(left, Duration(1), kLocalActivityRecheck),
+                                                           "local activity wait");
+                              }});
+  live.connection.on_complete_workflow_task = [this](const v1::CompleteWorkflowTaskRequest& r) {
+    if (r.force_create_new_workflow_task()) ++local_log_.keep_alive_completions;
+  };
   worker::WorkflowTaskOptions options{
       .identity = live.identity,
       .task_queue = "sim",
       .eager_activities = live.eager.get(),
+      .local_activities = live.local_activities.get(),
       .sticky_queue = sticky_queue,
       .history_page_events = shape_.history_page_events,
       // The thread is the whole simulation: the fiber waits on the virtual clock instead.
@@ -193,6 +222,31 @@ void SimWorker::run_activity(Incarnation& live, const v1::PollActivityTaskRespon
   } catch (const RpcError&) {
     // The outcome was lost: the attempt times out and is retried.
   }
+}
+
+}  // namespace reprise::sim
+
+namespace reprise::sim {
+
+v1::Payloads SimWorker::run_local_attempt(ActivityContext& ctx, const v1::Payloads& input) {
+  const auto [fail_times, seconds, step] = from_payloads<int, int, int>(input, "the input of the local activity");
+  // Counted unless the attempt runs to its end: a worker crash unwinds this fiber.
+  struct CutByCrash {
+    LocalActivityLog& log;
+    bool ended = false;
+    ~CutByCrash() {
+      if (!ended) ++log.cut_by_crash;
+    }
+  } cut{local_log_};
+  ++local_log_.attempts;
+  SimFiber::current()->sleep(std::chrono::seconds(seconds) + s_.random_duration(Duration(0), std::chrono::seconds(1)),
+                             "local activity " + ctx.info().workflow_id + "/" + std::to_string(step));
+  cut.ended = true;
+  std::string result = local_flaky(ctx, fail_times, seconds, step);  // throws while it fails
+  ++local_log_.succeeded[{ctx.info().workflow_id, step}];
+  v1::Payloads out;
+  *out.add_payloads() = to_payload(result);
+  return out;
 }
 
 }  // namespace reprise::sim

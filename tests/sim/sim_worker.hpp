@@ -9,9 +9,11 @@
 // workflow's activity (flaky) for a random time on fibers too; a worker
 // with eager slots also takes activities the server starts for it in the
 // answer to a workflow task (worker::EagerActivities), each on a fiber of
-// its own, as Worker runs them on held threads. crash()
-// drops the incarnation: fibers (their stacks unwound), cache, the tasks
-// and activities in hand.
+// its own, as Worker runs them on held threads. Its workflows' local
+// activities run through the real worker::LocalActivityExecutor, its jobs
+// on fibers and its time on the virtual clock (SteppedTime). crash()
+// drops the incarnation: fibers (their stacks unwound), cache, the tasks,
+// activities and local activities in hand.
 //
 // Thread safety: none; the simulator's thread only.
 #pragma once
@@ -30,6 +32,15 @@
 
 namespace reprise::sim {
 
+// What the workers' local activities did, for the model's checks and the
+// report. Owned by the simulation; every worker adds to the one log.
+struct LocalActivityLog {
+  std::map<std::pair<std::string, int>, int> succeeded;  // (workflow id, step) -> attempts that succeeded
+  int attempts = 0;
+  int cut_by_crash = 0;            // attempts running when their worker crashed
+  int keep_alive_completions = 0;  // workflow tasks completed early to keep a long one alive
+};
+
 class SimWorker {
  public:
   struct Shape {
@@ -40,8 +51,9 @@ class SimWorker {
     int eager_slots = 0;          // activities it may run eagerly at once; 0: none asked for
   };
   // `stopped` is read before each poll: once true, the pollers poll no more.
+  // `local_log` must outlive the worker.
   SimWorker(Scheduler& s, Network& network, const worker::WorkflowRegistry& workflows, int index, Shape shape,
-            const bool& stopped, bool verbose);
+            const bool& stopped, LocalActivityLog& local_log, bool verbose);
   ~SimWorker();
   SimWorker(const SimWorker&) = delete;
 
@@ -61,6 +73,9 @@ class SimWorker {
   void activity_poll_loop(Incarnation& live);
   // Runs one attempt on the calling fiber and reports its outcome.
   void run_activity(Incarnation& live, const v1::PollActivityTaskResponse& task);
+  // The local activity's attempt, as the executor calls a registered
+  // function: runs for a while on the calling fiber, then calls it.
+  v1::Payloads run_local_attempt(ActivityContext& ctx, const v1::Payloads& input);
 
   Scheduler& s_;
   Network& network_;
@@ -68,6 +83,7 @@ class SimWorker {
   const int index_;
   const Shape shape_;
   const bool& stopped_;
+  LocalActivityLog& local_log_;
   const bool verbose_;
   int generation_ = 0;
   int eager_started_ = 0;

@@ -103,6 +103,9 @@ Parts model_parts(const std::string& id, const std::vector<Step>& steps) {
       case StepKind::kSideEffect:
         out.push_back({"s" + n});
         break;
+      case StepKind::kLocal:
+        out.push_back({"l" + n});
+        break;
       case StepKind::kPatch:
         out.push_back({"P" + n});
         break;
@@ -236,6 +239,7 @@ class Simulation {
   void check_closed();
   void check_history(Tracked& w, const v1::History& h, v1::WorkflowExecutionStatus status);
   void check_replay(Tracked& w, const v1::History& h);
+  void check_local_activities(Tracked& w, const v1::History& h);
   template <typename Resp>
   std::optional<Resp> direct(std::function<void(Engine&, engine::Reply<Resp>)> invoke);
 
@@ -249,6 +253,7 @@ class Simulation {
   const worker::WorkflowRegistry workflow_types_{
       {generated_wf.name,
        std::make_shared<const worker::WorkflowStarter>(worker::make_starter<&generated>(generated_wf.name))}};
+  LocalActivityLog local_log_;
   std::vector<std::unique_ptr<SimWorker>> workers_;  // destroyed first: their fibers unwind
   std::vector<std::string> failures_;
   int worker_crashes_ = 0;
@@ -667,10 +672,67 @@ void Simulation::check_history(Tracked& w, const v1::History& h, v1::WorkflowExe
 // between what the workers ran, task by task with their caches, and one
 // replay from the start.
 void Simulation::check_replay(Tracked& w, const v1::History& h) {
+  const uint64_t local_calls = local_activity_calls();
   try {
     testing::replay(h, generated_wf);
   } catch (const std::exception& e) {
     fail(w.spec.id + ": its final history does not replay through the workflow code: " + e.what());
+  }
+  // A local activity's outcome is its marker's: replay never runs it.
+  if (local_activity_calls() != local_calls) {
+    fail(w.spec.id + ": replaying its final history ran the local activity " +
+         std::to_string(local_activity_calls() - local_calls) + " times instead of reading its marker");
+  }
+}
+
+// Local activities, at least once: each local step the run got past was
+// run to success at least once (more after a crash or a task that went to
+// another worker), and recorded by exactly one marker, whose attempts and
+// result are those of the run that succeeded: failures + 1 (a run that
+// starts again starts from attempt 1).
+void Simulation::check_local_activities(Tracked& w, const v1::History& h) {
+  const std::string& id = w.spec.id;
+  std::vector<size_t> local_steps;
+  for (size_t i = 0; i < w.spec.steps.size(); ++i) {
+    if (w.spec.steps[i].kind == StepKind::kLocal) local_steps.push_back(i);
+  }
+  std::vector<const v1::MarkerRecordedEventAttributes*> markers;
+  for (const v1::HistoryEvent& e : h.events()) {
+    if (e.has_marker_recorded() && e.marker_recorded().marker_name() == "local_activity") {
+      markers.push_back(&e.marker_recorded());
+    }
+  }
+  // In order: the final run after a continue-as-new records the last of
+  // them; a run canceled or terminated on its way, the first.
+  const bool all_ran = w.outcome.status == v1::WORKFLOW_EXECUTION_STATUS_COMPLETED;
+  if (markers.size() > local_steps.size() ||
+      (all_ran && !continues_as_new(w.spec) && markers.size() != local_steps.size())) {
+    fail(id + ": " + std::to_string(markers.size()) + " local activity markers for " +
+         std::to_string(local_steps.size()) + " local steps");
+    return;
+  }
+  const size_t first = continues_as_new(w.spec) ? local_steps.size() - markers.size() : 0;
+  for (size_t k = 0; k < markers.size(); ++k) {
+    const Step& step = w.spec.steps[local_steps[first + k]];
+    const auto& details = markers[k]->details();
+    int attempts = -1;
+    std::string result;
+    if (auto it = details.find("attempts"); it != details.end() && it->second.payloads_size() == 1) {
+      attempts = from_payload<int>(it->second.payloads(0), "attempts");
+    }
+    if (auto it = details.find("result"); it != details.end()) result = decoded(it->second);
+    const std::string by = result.substr(result.find('@') == std::string::npos ? result.size() : result.find('@') + 1);
+    if (attempts != step.fail_times + 1 || by != std::to_string(step.fail_times + 1)) {
+      fail(id + ": local step " + std::to_string(local_steps[first + k]) + " recorded after " +
+           std::to_string(attempts) + " attempts with '" + result + "', the model says " +
+           std::to_string(step.fail_times + 1) + " attempts");
+    }
+  }
+  for (size_t k = 0; k < local_steps.size(); ++k) {
+    if (!all_ran && (k < first || k >= first + markers.size())) continue;  // never reached
+    const int runs = local_log_.succeeded[{id, static_cast<int>(local_steps[k])}];
+    if (runs < 1) fail(id + ": local step " + std::to_string(local_steps[k]) + " recorded, but never ran to success");
+    if (runs > 1) ++kinds_["local activity run again (at least once)"];
   }
 }
 
@@ -705,6 +767,7 @@ void Simulation::check_closed() {
     s_.note("closed " + id);
     check_history(w, history->history(), described->info().status());
     check_replay(w, history->history());
+    check_local_activities(w, history->history());
     if (w.spec.parent.empty()) {
       s_.after(s_.random_duration(0ms, 2s), "client query closed " + id, [this, &w] { query_closed(w); });
     } else {
@@ -744,7 +807,7 @@ SimResult Simulation::run() {
   }
   for (size_t i = 0; i < workload.workers.size(); ++i) {
     workers_.push_back(std::make_unique<SimWorker>(s_, network_, workflow_types_, static_cast<int>(i),
-                                                   workload.workers[i], done_, options_.verbose));
+                                                   workload.workers[i], done_, local_log_, options_.verbose));
     workers_.back()->start();
   }
 
@@ -812,9 +875,14 @@ SimResult Simulation::run() {
   result.trace_hash = s_.trace_hash();
   result.steps = s_.steps();
   result.workflows = static_cast<int>(workflows_.size());
-  result.kinds = kinds_;
   result.closed_queries_refused = closed_queries_refused_;
   for (const auto& worker : workers_) result.eager_activities += worker->eager_started();
+  if (local_log_.attempts > 0) kinds_["local activity attempts"] = local_log_.attempts;
+  if (local_log_.cut_by_crash > 0) kinds_["local activity attempts cut by a worker crash"] = local_log_.cut_by_crash;
+  if (local_log_.keep_alive_completions > 0) {
+    kinds_["local activity keeping its task alive (completions sent)"] = local_log_.keep_alive_completions;
+  }
+  result.kinds = kinds_;
   result.engine_crashes = server_.crashes();
   result.worker_crashes = worker_crashes_;
   result.queries_answered = queries_answered_;

@@ -30,10 +30,11 @@ class Draws {
 constexpr int kLeftRunningTimer = 600;
 
 // A step of a top-level workflow; a child's steps are activities, timers,
-// all, race, side effects and patches only (nobody signals a child).
+// all, race, side effects, patches and local activities only (nobody
+// signals a child).
 Step generate_step(Draws& d, bool child) {
   Step step;
-  switch (d.random(child ? 6 : 8)) {
+  switch (d.random(child ? 7 : 9)) {
     case 0:
       step.kind = StepKind::kActivity;
       step.fail_times = static_cast<int>(d.random(3));
@@ -59,6 +60,14 @@ Step generate_step(Draws& d, bool child) {
       step.kind = StepKind::kPatch;
       break;
     case 6:
+      // Under a second an attempt (within the workflow task), or 3-9 s,
+      // which with its retries may outlive the task's 8 s share of its
+      // 10 s timeout and keep it alive.
+      step.kind = StepKind::kLocal;
+      step.fail_times = static_cast<int>(d.random(3));
+      step.seconds = d.chance(0.6) ? 0 : 3 + static_cast<int>(d.random(7));
+      break;
+    case 7:
       step.kind = StepKind::kChild;
       break;
     default:
@@ -174,6 +183,7 @@ void write_steps(std::ostream& out, const std::vector<Step>& steps) {
         break;
       case StepKind::kAll:
       case StepKind::kRace:
+      case StepKind::kLocal:
         out << '(' << step.fail_times << ',' << step.seconds << ')';
         break;
       case StepKind::kChild:
@@ -261,10 +271,10 @@ class StepParser {
   Result<Step> one() {
     const std::string name = word();
     Step step;
-    static const StepKind kinds[] = {StepKind::kActivity,    StepKind::kTimer,        StepKind::kSignal,
-                                     StepKind::kAll,         StepKind::kRace,         StepKind::kChild,
-                                     StepKind::kAwaitCancel, StepKind::kSideEffect,   StepKind::kPatch,
-                                     StepKind::kContinue,    StepKind::kSignalParent, StepKind::kFail};
+    static const StepKind kinds[] = {
+        StepKind::kActivity,     StepKind::kTimer,       StepKind::kSignal,     StepKind::kAll,   StepKind::kRace,
+        StepKind::kChild,        StepKind::kAwaitCancel, StepKind::kSideEffect, StepKind::kPatch, StepKind::kContinue,
+        StepKind::kSignalParent, StepKind::kFail,        StepKind::kLocal};
     bool known = false;
     for (StepKind kind : kinds) {
       if (name == kind_name(kind)) step.kind = kind, known = true;
@@ -279,6 +289,7 @@ class StepParser {
         break;
       case StepKind::kAll:
       case StepKind::kRace:
+      case StepKind::kLocal:
         REPRISE_RETURN_IF_ERROR(numbers({&step.fail_times, &step.seconds}));
         break;
       case StepKind::kSignalParent:
@@ -350,6 +361,8 @@ const char* kind_name(StepKind kind) {
       return "signal-parent";
     case StepKind::kFail:
       return "fail";
+    case StepKind::kLocal:
+      return "local";
   }
   return "?";
 }

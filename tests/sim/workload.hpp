@@ -14,7 +14,7 @@
 //   worker-crash <at ms> <worker index>
 //   workflow <id> [cancel] [signal-with-start] : <step> <step> ...
 // A step is a name, with its numbers in parentheses:
-//   activity(fails) timer(s) signal all+spawn(fails,s) any-race(fails,s)
+//   activity(fails) timer(s) signal all+spawn(fails,s) any-race(fails,s) local(fails,s)
 //   side-effect patch continue-as-new await-cancel
 //   child(<id> <policy> <awaited|left-running> : <step> ...)
 // where a child's policy is terminate, request-cancel or abandon, and
