@@ -33,6 +33,10 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
       "Do not run PRAGMA quick_check at start, which refuses a damaged file; it reads the whole file once (a 670 MB "
       "file: 0.6 s cached, 24 s from a cold disk), so this is for very large files. `reprise admin check --db PATH` "
       "runs the full check at any time, also beside the server");
+  app.add_flag_callback(
+      "--rotate-task-token-key", [&f] { f.store.rotate_task_token_key = true; },
+      "Sign task tokens with a new key from now on; tokens signed with the key before it still verify, older ones "
+      "are refused (docs/operations.md, \"Task tokens\")");
 
   command_line::add_duration_flag(
       app, "--retention",
