@@ -4,6 +4,7 @@
 
 #include "engine/log.hpp"
 #include "tools/command_line/command_line.hpp"
+#include "tools/command_line/config_file.hpp"
 
 namespace reprise::engine {
 
@@ -14,6 +15,7 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
       "A file that is not SQLite, another program's database or a newer schema is always refused.\n"
       "Exit status: 0 after a clean shutdown (SIGTERM or SIGINT), 1 when the database or the address cannot be\n"
       "used, 2 for a bad command line.");
+  command_line::add_config_flag(app);
   app.add_option("--db", f.db, "The SQLite file; a missing file is created")->type_name("PATH")->capture_default_str();
   app.add_option("--listen", f.listen, "The address to serve on (port 0 picks one)")
       ->type_name("HOST:PORT")
