@@ -25,6 +25,9 @@ Status check_start_request(std::string& namespace_id, const v1::StartWorkflowReq
 }  // namespace
 
 void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWorkflowResponse> reply) {
+  // Wrapped before admission: the request's slot goes when the start is
+  // answered, not when the result is.
+  reply = answer_with_result(request, std::move(reply));
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
@@ -36,6 +39,7 @@ void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWor
 }
 
 void Engine::signal_with_start(v1::SignalWithStartRequest request, Reply<v1::StartWorkflowResponse> reply) {
+  reply = answer_with_result(request.start(), std::move(reply));
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.start().namespace_();

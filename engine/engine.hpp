@@ -436,6 +436,13 @@ class Engine {
   // long history.
   Status task_history_page(const ExecutionKey& key, internal::HistoryPageToken from, int max_events, v1::History& out,
                            std::string& next_page_token);
+  // StartWorkflowRequest.wait_for_result: `reply`, answered once the started
+  // (or found) run's chain has closed, with its close event, through the
+  // history long-poll (follow_runs); without the event when the wait ends
+  // first, fails, or the start handed out an eager task. `reply` itself
+  // without wait_for_result.
+  Reply<v1::StartWorkflowResponse> answer_with_result(const v1::StartWorkflowRequest& request,
+                                                      Reply<v1::StartWorkflowResponse> reply);
   uint64_t watch(const ExecutionKey& key, std::function<void()> wake);
   void unwatch(const ExecutionKey& key, uint64_t id);
   void wake_watchers(const ExecutionKey& key);

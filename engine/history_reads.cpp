@@ -206,6 +206,38 @@ void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Rep
   (*attempt)();
 }
 
+Reply<v1::StartWorkflowResponse> Engine::answer_with_result(const v1::StartWorkflowRequest& request,
+                                                            Reply<v1::StartWorkflowResponse> reply) {
+  if (!request.wait_for_result()) return reply;
+  v1::GetHistoryRequest wait;
+  wait.set_namespace_(request.namespace_());
+  wait.mutable_workflow_execution()->set_workflow_id(request.workflow_id());
+  wait.set_wait_new_event(true);
+  wait.set_close_event_only(true);
+  wait.set_follow_runs(true);
+  *wait.mutable_wait_timeout() = request.wait_timeout();
+  return [this, wait = std::move(wait), reply = std::move(reply)](Result<v1::StartWorkflowResponse> started) mutable {
+    // An eager task must reach its worker now, not after the result it leads to.
+    if (!started || !started->eager_workflow_task().task_token().empty()) return reply(std::move(started));
+    std::string ns = wait.namespace_();
+    if (Status s = check_namespace(ns); !s) return reply(std::move(started));
+    wait.mutable_workflow_execution()->set_run_id(started->run_id());
+    // The start happened whatever the wait's outcome: a wait that fails
+    // answers the start alone, and the caller waits with GetHistory.
+    auto answer = [reply, started = std::move(*started)](Result<v1::GetHistoryResponse> closed) {
+      v1::StartWorkflowResponse out = started;
+      if (closed && closed->history().events_size() == 1) {
+        *out.mutable_close_event() = std::move(*closed->mutable_history()->mutable_events(0));
+        out.set_close_run_id(closed->run_id());
+      }
+      reply(std::move(out));
+    };
+    on_read_pool(answer, [this, ns = std::move(ns), wait = std::move(wait), answer]() mutable {
+      history_blocking(std::move(ns), std::move(wait), std::move(answer), nullptr);
+    });
+  };
+}
+
 uint64_t Engine::watch(const ExecutionKey& key, std::function<void()> wake) {
   std::lock_guard lock(watch_mu_);
   const uint64_t id = next_watch_id_++;

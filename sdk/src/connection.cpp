@@ -31,7 +31,10 @@ class RemoteConnection final : public Connection {
   }
 
   v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
-    return call("StartWorkflow", &Stub::StartWorkflow, r, std::chrono::seconds(30));
+    // A start that waits for the result is given its wait on top.
+    const auto wait =
+        r.wait_for_result() ? std::chrono::seconds(r.wait_timeout().seconds() + 1) : std::chrono::seconds(0);
+    return call("StartWorkflow", &Stub::StartWorkflow, r, std::chrono::seconds(30) + wait);
   }
   void signal_workflow(const v1::SignalWorkflowRequest& r) override {
     call("SignalWorkflow", &Stub::SignalWorkflow, r, std::chrono::seconds(30));
@@ -237,23 +240,30 @@ v1::Payloads wait_for_workflow_result(Connection& connection, const std::string&
       run_id = std::move(next);
       continue;
     }
-    switch (e.attributes_case()) {
-      case v1::HistoryEvent::kWorkflowExecutionCompleted:
-        return e.workflow_execution_completed().result();
-      case v1::HistoryEvent::kWorkflowExecutionFailed:
-        throw WorkflowFailedError(
-            "workflow '" + workflow_id + "' failed: " + e.workflow_execution_failed().failure().message(),
-            e.workflow_execution_failed().failure().type());
-      case v1::HistoryEvent::kWorkflowExecutionTerminated:
-        throw WorkflowFailedError(
-            "workflow '" + workflow_id + "' was terminated: " + e.workflow_execution_terminated().reason(), "");
-      case v1::HistoryEvent::kWorkflowExecutionCanceled:
-        throw WorkflowFailedError("workflow '" + workflow_id + "' was canceled", "");
-      case v1::HistoryEvent::kWorkflowExecutionTimedOut:
-        throw WorkflowFailedError("workflow '" + workflow_id + "' timed out", "");
-      default:
-        throw Error("workflow '" + workflow_id + "' closed with an unexpected event");
-    }
+    return workflow_result_of(connection, workflow_id, e);
+  }
+}
+
+v1::Payloads workflow_result_of(Connection& connection, const std::string& workflow_id, const v1::HistoryEvent& e) {
+  if (std::string next = next_run_named_by(e); !next.empty()) {
+    return wait_for_workflow_result(connection, workflow_id, std::move(next));
+  }
+  switch (e.attributes_case()) {
+    case v1::HistoryEvent::kWorkflowExecutionCompleted:
+      return e.workflow_execution_completed().result();
+    case v1::HistoryEvent::kWorkflowExecutionFailed:
+      throw WorkflowFailedError(
+          "workflow '" + workflow_id + "' failed: " + e.workflow_execution_failed().failure().message(),
+          e.workflow_execution_failed().failure().type());
+    case v1::HistoryEvent::kWorkflowExecutionTerminated:
+      throw WorkflowFailedError(
+          "workflow '" + workflow_id + "' was terminated: " + e.workflow_execution_terminated().reason(), "");
+    case v1::HistoryEvent::kWorkflowExecutionCanceled:
+      throw WorkflowFailedError("workflow '" + workflow_id + "' was canceled", "");
+    case v1::HistoryEvent::kWorkflowExecutionTimedOut:
+      throw WorkflowFailedError("workflow '" + workflow_id + "' timed out", "");
+    default:
+      throw Error("workflow '" + workflow_id + "' closed with an unexpected event");
   }
 }
 
@@ -302,6 +312,10 @@ void Connection::remove_eager_start_target(const std::string& task_queue, const 
 v1::StartWorkflowResponse Connection::start_workflow_eagerly(v1::StartWorkflowRequest r) {
   std::shared_ptr<EagerStartTarget> target = eager_start_targets_->reserve(r.task_queue().name());
   if (!target) return start_workflow(r);
+  // The held thread waits for this answer: it must not wait for the result
+  // too (the caller waits for that afterwards).
+  r.clear_wait_for_result();
+  r.clear_wait_timeout();
   r.set_request_eager_execution(true);
   r.set_identity(target->identity());  // who the first task is started for
   v1::StartWorkflowResponse out;

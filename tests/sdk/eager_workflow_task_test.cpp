@@ -1,7 +1,9 @@
 // Fewer round trips through the SDK against a real reprise-server: a worker
 // that holds a workflow in its cache gets the workflow task an activity's
 // result wakes in the answer to CompleteActivity and runs it with no poll;
-// Client::execute waits for a chain of runs with one long-poll.
+// Client::execute is one call: the start waits on the server for the
+// chain's result (wait_for_result), across continue-as-new, and a start
+// retried with the same request id waits for (or finds) the same result.
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -31,6 +33,13 @@ Workflow<std::string> countdown(WorkflowContext& ctx, int64_t n) {
   if (n > 0) co_await ctx.continue_as_new(countdown_wf, n - 1);
   co_return "lift-off";
 }
+
+// Open for a second: long enough for a second start to find it running.
+Workflow<std::string> resting(WorkflowContext& ctx) {
+  co_await ctx.sleep(1s);
+  co_return "rested";
+}
+inline constexpr WorkflowDef<&resting> resting_wf{"resting"};
 
 // For the no-free-thread case: `blocker`'s task holds the worker's only
 // workflow thread (it waits for a local activity) while `patient`'s
@@ -198,19 +207,79 @@ TEST(EagerStart, TheStartsAnswerBringsTheFirstTaskToTheWorkerOnTheSameConnection
   EXPECT_EQ(history.events(2).workflow_task_started().identity(), "w1");
 }
 
-TEST(ClientExecute, OneStartAndOneWaitAcrossContinueAsNew) {
+TEST(ClientExecute, OneCallAcrossContinueAsNew) {
   TempDir dir;
   Server server(dir.file("execute.db"));
   auto worker_connection = Connection::remote(server.address());
   Worker worker(worker_connection, {.task_queue = "q"});
+  worker.register_workflow(hello_wf);
   worker.register_workflow(countdown_wf);
+  worker.register_activity(greet_activity);
   worker.start();
   auto connection = std::make_shared<CountingConnection>(Connection::remote(server.address()));
   Client client(connection);
+  EXPECT_EQ(client.execute(hello_wf, {.id = "hello", .task_queue = "q"}, std::string("world")), "Hello, world!");
+  EXPECT_EQ(connection->starts.load(), 1);
+  EXPECT_EQ(connection->close_waits.load(), 0) << "the start brought the result";
   EXPECT_EQ(client.execute(countdown_wf, {.id = "countdown", .task_queue = "q"}, int64_t{3}), "lift-off");
   worker.stop();
-  EXPECT_EQ(connection->starts.load(), 1);
-  EXPECT_EQ(connection->close_waits.load(), 1) << "the wait followed the four runs on the server";
+  EXPECT_EQ(connection->starts.load(), 2);
+  EXPECT_EQ(connection->close_waits.load(), 0) << "the start's wait followed the four runs on the server";
+}
+
+// A start retried with the request id of one that started the run waits for
+// that run's result: while it runs, and after it closed.
+TEST(ClientExecute, ARetryWithTheSameRequestIdGetsTheSameResult) {
+  TempDir dir;
+  Server server(dir.file("execute-retry.db"));
+  auto worker_connection = Connection::remote(server.address());
+  Worker worker(worker_connection, {.task_queue = "q"});
+  worker.register_workflow(resting_wf);
+  worker.start();
+  auto connection = std::make_shared<CountingConnection>(Connection::remote(server.address()));
+  Client client(connection);
+  const StartOptions options{.id = "resting", .task_queue = "q", .request_id = "start-1"};
+  auto first = client.start(resting_wf, options);
+  ASSERT_TRUE(first.started());
+  EXPECT_EQ(client.execute(resting_wf, options), "rested") << "found running, waited for";
+  EXPECT_EQ(client.execute(resting_wf, options), "rested") << "found closed";
+  worker.stop();
+  EXPECT_EQ(connection->starts.load(), 3);
+  EXPECT_EQ(connection->close_waits.load(), 0);
+  v1::GetHistoryRequest r;
+  r.mutable_workflow_execution()->set_workflow_id("resting");
+  EXPECT_EQ(connection->get_history(r, 10s).history().events(0).event_type(),
+            v1::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  v1::ListWorkflowsRequest list;
+  EXPECT_EQ(connection->list_workflows(list).executions_size(), 1) << "one run, started once";
+}
+
+// A wait that ends before the run closes answers the start without the
+// close event; the run goes on and the caller waits with GetHistory (as
+// execute() then does).
+TEST(ClientExecute, AStartWhoseWaitEndsFirstAnswersWithoutTheResult) {
+  TempDir dir;
+  Server server(dir.file("execute-wait-ends.db"));
+  auto worker_connection = Connection::remote(server.address());
+  Worker worker(worker_connection, {.task_queue = "q"});
+  worker.register_workflow(resting_wf);
+  worker.start();
+  auto connection = Connection::remote(server.address());
+  v1::StartWorkflowRequest r;
+  r.set_workflow_id("short-wait");
+  r.mutable_workflow_type()->set_name(resting_wf.name);
+  r.mutable_task_queue()->set_name("q");
+  r.set_request_id("short-wait-1");
+  r.set_wait_for_result(true);
+  r.mutable_wait_timeout()->set_nanos(200'000'000);
+  const auto sent = std::chrono::steady_clock::now();
+  const v1::StartWorkflowResponse started = connection->start_workflow(r);
+  EXPECT_GE(std::chrono::steady_clock::now() - sent, 200ms) << "the start waited";
+  EXPECT_TRUE(started.started());
+  EXPECT_FALSE(started.has_close_event());
+  const v1::Payloads result = wait_for_workflow_result(*connection, "short-wait", started.run_id(), 10s);
+  ASSERT_EQ(result.payloads_size(), 1);
+  worker.stop();
 }
 
 }  // namespace

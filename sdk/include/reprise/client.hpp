@@ -163,6 +163,11 @@ class REPRISE_EXPORT ResultTimeoutError : public Error {
 REPRISE_EXPORT v1::Payloads wait_for_workflow_result(Connection& connection, const std::string& workflow_id,
                                                      std::string run_id,
                                                      std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+// The result a run's close event gives, or WorkflowFailedError; a close
+// that hands on to a next run (continue-as-new, a retry) is followed with
+// wait_for_workflow_result.
+REPRISE_EXPORT v1::Payloads workflow_result_of(Connection& connection, const std::string& workflow_id,
+                                               const v1::HistoryEvent& close_event);
 
 namespace detail {
 
@@ -210,12 +215,12 @@ class WorkflowHandle {
   // its result, or throws WorkflowFailedError; with a timeout, throws
   // ResultTimeoutError when it is still running by then.
   T result(std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
-    v1::Payloads payloads = wait_for_workflow_result(*connection_, workflow_id_, run_id_, timeout);
-    if constexpr (!std::is_void_v<T>) {
-      if (payloads.payloads_size() != 1) throw PayloadError("workflow '" + workflow_id_ + "' returned no value");
-      return from_payload<T>(payloads.payloads(0), "the result of workflow '" + workflow_id_ + "'",
-                             detail::blob_loader(connection_));
-    }
+    return decode(wait_for_workflow_result(*connection_, workflow_id_, run_id_, timeout));
+  }
+  // The result a close event of this handle's chain gives: what a start
+  // that waited for the result brought back.
+  T result_of(const v1::HistoryEvent& close_event) {
+    return decode(workflow_result_of(*connection_, workflow_id_, close_event));
   }
 
   // Asks the workflow to cancel: its code sees CanceledError at its next
@@ -242,6 +247,14 @@ class WorkflowHandle {
   }
 
  private:
+  T decode(const v1::Payloads& payloads) {
+    if constexpr (!std::is_void_v<T>) {
+      if (payloads.payloads_size() != 1) throw PayloadError("workflow '" + workflow_id_ + "' returned no value");
+      return from_payload<T>(payloads.payloads(0), "the result of workflow '" + workflow_id_ + "'",
+                             detail::blob_loader(connection_));
+    }
+  }
+
   std::shared_ptr<Connection> connection_;
   std::string workflow_id_;
   std::string run_id_;
@@ -255,40 +268,22 @@ class Client {
   template <auto Fn, typename... Args>
   WorkflowHandle<typename WorkflowDef<Fn>::result_type> start(const WorkflowDef<Fn>& workflow,
                                                               const StartOptions& options, Args&&... args) {
-    using Params = typename WorkflowDef<Fn>::signature::args;
-    constexpr bool matches = detail::call_matches<Params, Args&&...>::value;
-    static_assert(matches,
-                  "reprise: client.start: the arguments do not match the workflow's parameters "
-                  "(the error below names the workflow, what it expects and what it was called with)");
-    if constexpr (!matches) {
-      (void)sizeof(detail::mismatch<detail::workflow_start_mismatch, Fn, Params, Args...>);
-      return {connection_, options.id, ""};
-    }
-    v1::StartWorkflowRequest r;
-    r.set_workflow_id(options.id);
-    r.mutable_workflow_type()->set_name(workflow.name);
-    r.mutable_task_queue()->set_name(options.task_queue);
-    if constexpr (matches) {
-      *r.mutable_input() = detail::encode_as(static_cast<Params*>(nullptr), std::forward<Args>(args)...);
-    }
-    uploader().offload(*r.mutable_input());
-    r.mutable_workflow_execution_timeout()->set_seconds(options.execution_timeout.count());
-    if (options.workflow_task_timeout.count() > 0)
-      set_duration(r.mutable_workflow_task_timeout(), options.workflow_task_timeout);
-    r.set_request_id(options.request_id.empty() ? detail::new_request_id() : options.request_id);
-    r.set_workflow_id_reuse_policy(options.id_reuse_policy);
-    if (options.retry_policy) *r.mutable_retry_policy() = options.retry_policy->to_proto();
-    r.set_identity("reprise-cpp-client");
-    const v1::StartWorkflowResponse started =
-        options.eager_start ? connection_->start_workflow_eagerly(std::move(r)) : connection_->start_workflow(r);
-    return {connection_, options.id, started.run_id(), started.started()};
+    v1::StartWorkflowResponse started;
+    return start_run(workflow, options, false, started, std::forward<Args>(args)...);
   }
 
-  // Starts the workflow and waits for its result.
+  // Starts the workflow and waits for its result: one call, the start
+  // waiting on the server for the chain's close (wait_for_result). When
+  // that wait ends first, or an eager start handed the first task to this
+  // process's worker (the start then answers at once), the result is waited
+  // for as result() does.
   template <auto Fn, typename... Args>
   typename WorkflowDef<Fn>::result_type execute(const WorkflowDef<Fn>& workflow, const StartOptions& options,
                                                 Args&&... args) {
-    return start(workflow, options, std::forward<Args>(args)...).result();
+    v1::StartWorkflowResponse started;
+    auto run = start_run(workflow, options, true, started, std::forward<Args>(args)...);
+    if (!started.has_close_event()) return run.result();
+    return run.result_of(started.close_event());
   }
 
   // A handle to the current run of an existing workflow.
@@ -335,6 +330,46 @@ class Client {
   }
 
  private:
+  // How long a start waits on the server for the result (execute()).
+  static constexpr std::chrono::seconds kStartWait{60};
+
+  // The start behind start() and execute(); `started` gets the server's answer.
+  template <auto Fn, typename... Args>
+  WorkflowHandle<typename WorkflowDef<Fn>::result_type> start_run(const WorkflowDef<Fn>& workflow,
+                                                                  const StartOptions& options, bool wait_for_result,
+                                                                  v1::StartWorkflowResponse& started, Args&&... args) {
+    using Params = typename WorkflowDef<Fn>::signature::args;
+    constexpr bool matches = detail::call_matches<Params, Args&&...>::value;
+    static_assert(matches,
+                  "reprise: client.start: the arguments do not match the workflow's parameters "
+                  "(the error below names the workflow, what it expects and what it was called with)");
+    if constexpr (!matches) {
+      (void)sizeof(detail::mismatch<detail::workflow_start_mismatch, Fn, Params, Args...>);
+      return {connection_, options.id, ""};
+    }
+    v1::StartWorkflowRequest r;
+    r.set_workflow_id(options.id);
+    r.mutable_workflow_type()->set_name(workflow.name);
+    r.mutable_task_queue()->set_name(options.task_queue);
+    if constexpr (matches) {
+      *r.mutable_input() = detail::encode_as(static_cast<Params*>(nullptr), std::forward<Args>(args)...);
+    }
+    uploader().offload(*r.mutable_input());
+    r.mutable_workflow_execution_timeout()->set_seconds(options.execution_timeout.count());
+    if (options.workflow_task_timeout.count() > 0)
+      set_duration(r.mutable_workflow_task_timeout(), options.workflow_task_timeout);
+    r.set_request_id(options.request_id.empty() ? detail::new_request_id() : options.request_id);
+    r.set_workflow_id_reuse_policy(options.id_reuse_policy);
+    if (options.retry_policy) *r.mutable_retry_policy() = options.retry_policy->to_proto();
+    r.set_identity("reprise-cpp-client");
+    if (wait_for_result) {
+      r.set_wait_for_result(true);
+      r.mutable_wait_timeout()->set_seconds(kStartWait.count());
+    }
+    started = options.eager_start ? connection_->start_workflow_eagerly(std::move(r)) : connection_->start_workflow(r);
+    return {connection_, options.id, started.run_id(), started.started()};
+  }
+
   detail::Blobs uploader() { return detail::Blobs(*connection_, {.cache_bytes = 0}); }
 
   std::shared_ptr<Connection> connection_;
