@@ -28,6 +28,16 @@ LocalActivityOptions local_activity_options() {
               .maximum_interval = std::chrono::seconds(10)});
 }
 
+// The heartbeating activity's: a 3 s heartbeat timeout retries an attempt
+// that stopped heartbeating (its worker died).
+ActivityOptions progress_options() {
+  return ActivityOptions::start_to_close(std::chrono::seconds(60))
+      .heartbeat(std::chrono::seconds(3))
+      .retry({.initial_interval = std::chrono::seconds(1),
+              .backoff_coefficient = 1.5,
+              .maximum_interval = std::chrono::seconds(10)});
+}
+
 // The spawned branch of an "all" step: a timer, then an activity.
 Task<std::string> timer_then_activity(WorkflowContext& ctx, int seconds) {
   co_await ctx.sleep(std::chrono::seconds(seconds));
@@ -44,6 +54,20 @@ Task<std::string> run_step(WorkflowContext& ctx, const Step& step, size_t i) {
       co_await ctx.execute_local(local_activity, local_activity_options(), step.fail_times, step.seconds,
                                  static_cast<int>(i));
       co_return "l" + n;
+    case StepKind::kHeartbeat:
+      co_await ctx.execute(progress_activity, progress_options(), step.seconds, step.fail_times, static_cast<int>(i));
+      co_return "h" + n;
+    case StepKind::kScheduleToClose: {
+      std::string outcome = "x" + n + " completed";
+      try {
+        co_await ctx.execute(stall_activity, ActivityOptions::schedule_to_close(std::chrono::seconds(5)),
+                             static_cast<int>(i));
+      } catch (const ActivityError& e) {
+        const bool timed_out = std::string(e.what()).find("SCHEDULE_TO_CLOSE") != std::string::npos;
+        outcome = timed_out ? "x" + n : "x" + n + " failed otherwise: " + e.what();
+      }
+      co_return outcome;
+    }
     case StepKind::kTimer:
       co_await ctx.sleep(std::chrono::seconds(step.seconds));
       co_return "t" + n;
@@ -123,6 +147,16 @@ std::string local_flaky(ActivityContext& ctx, int fail_times, int, int) {
 }
 
 uint64_t local_activity_calls() { return local_calls; }
+
+std::string progress(ActivityContext& ctx, int units, int, int) {
+  const int from = ctx.last_heartbeat<int>().value_or(0);
+  for (int done = from; done < units; ++done) ctx.heartbeat(done + 1);
+  return "p" + std::to_string(from) + "-" + ctx.info().activity_id + "@" + std::to_string(ctx.info().attempt);
+}
+
+std::string stall(ActivityContext& ctx, int) {
+  return ctx.info().activity_id + "@" + std::to_string(ctx.info().attempt);
+}
 
 std::string flaky(ActivityContext& ctx, int fail_times) {
   if (ctx.info().attempt <= fail_times) throw ApplicationError("Flaky", "simulated failure");

@@ -20,6 +20,15 @@
 //                first attempts and then succeeds, each attempt taking about
 //                `seconds` (0: under a second), so some outlive the
 //                workflow task's timeout and keep the task alive;
+//   heartbeat i  "h<i>": an activity (progress) that works through
+//                `seconds` units, heartbeating the count done after each
+//                (3 s heartbeat timeout); its first attempt dies after
+//                heartbeat `fail_times` (0: it does not), the heartbeat
+//                timeout retries it, and the retry resumes from the last
+//                heartbeat's count;
+//   deadline i   "x<i>": an activity (stall) whose attempt outlasts its
+//                5 s schedule-to-close timeout: the ActivityError of a
+//                SCHEDULE_TO_CLOSE timeout is caught;
 //   side effect  "s<i>": a side_effect() whose value (a count of calls,
 //                different on every call) picks whether a 1 s timer runs,
 //                so a replay that computed it again would diverge;
@@ -57,12 +66,15 @@ enum class StepKind {
   kSignalParent,
   kFail,
   kLocal,
+  kHeartbeat,
+  kScheduleToClose,
 };
 
 struct Step {
   StepKind kind = StepKind::kActivity;
-  int fail_times = 0;       // activity, all, race, local: attempts that fail before one succeeds
-  int seconds = 0;          // timer, all (the branch's timer), race (the timer it races), local (each attempt)
+  int fail_times = 0;       // activity, all, race, local: attempts that fail before one succeeds; heartbeat: dies after
+  int seconds = 0;          // timer, all (the branch's timer), race (the timer it races), local (each attempt);
+                            // heartbeat: units of work
   std::string child_id;     // child: its workflow id
   std::vector<Step> child;  // child: its steps
   ChildWorkflowOptions::ParentClose parent_close = ChildWorkflowOptions::ParentClose::kTerminate;  // child
@@ -88,6 +100,18 @@ inline constexpr Activity<&flaky> cleanup_activity{"cleanup"};
 std::string local_flaky(ActivityContext& ctx, int fail_times, int seconds, int step);
 inline constexpr Activity<&local_flaky> local_activity{"local-flaky"};
 uint64_t local_activity_calls();
+
+// The heartbeating activity: resumes from the count of the previous
+// attempt's last heartbeat and heartbeats each unit it finishes, up to
+// `units`; the simulated worker times the units and lets the first attempt
+// die after heartbeat `dies_after`. Its result, "p<from>-<activity id>@<attempt>",
+// names the count it resumed from.
+std::string progress(ActivityContext& ctx, int units, int dies_after, int step);
+inline constexpr Activity<&progress> progress_activity{"progress"};
+// The activity whose attempt runs past its schedule-to-close timeout (the
+// simulated worker runs it for 20 s); the result names its attempt.
+std::string stall(ActivityContext& ctx, int step);
+inline constexpr Activity<&stall> stall_activity{"stall"};
 
 // What a run continued as new starts from: the parts so far and the step
 // it goes on with.

@@ -32,7 +32,10 @@ class SimWorker::EagerSlots final : public worker::EagerActivities {
   EagerSlots(SimWorker& worker, Incarnation& live, std::string identity, int slots)
       : worker_(worker), live_(live), identity_(std::move(identity)), free_(slots) {}
   bool reserve(const std::string& type) override {
-    if (type != flaky_activity.name && type != cleanup_activity.name) return false;
+    if (type != flaky_activity.name && type != cleanup_activity.name && type != progress_activity.name &&
+        type != stall_activity.name) {
+      return false;
+    }
     if (free_ == 0) return false;
     --free_;
     return true;
@@ -71,14 +74,14 @@ struct SimWorker::Incarnation {
 };
 
 SimWorker::SimWorker(Scheduler& s, Network& network, const worker::WorkflowRegistry& workflows, int index, Shape shape,
-                     const bool& stopped, LocalActivityLog& local_log, bool verbose)
+                     const bool& stopped, ActivityLog& activity_log, bool verbose)
     : s_(s),
       network_(network),
       workflows_(workflows),
       index_(index),
       shape_(shape),
       stopped_(stopped),
-      local_log_(local_log),
+      activity_log_(activity_log),
       verbose_(verbose) {}
 
 SimWorker::~SimWorker() { crash(); }
@@ -106,7 +109,7 @@ void SimWorker::start() {
                                                            "local activity wait");
                               }});
   live.connection.on_complete_workflow_task = [this](const v1::CompleteWorkflowTaskRequest& r) {
-    if (r.force_create_new_workflow_task()) ++local_log_.keep_alive_completions;
+    if (r.force_create_new_workflow_task()) ++activity_log_.keep_alive_completions;
   };
   worker::WorkflowTaskOptions options{
       .identity = live.identity,
@@ -191,26 +194,80 @@ void SimWorker::activity_poll_loop(Incarnation& live) {
 
 void SimWorker::run_activity(Incarnation& live, const v1::PollActivityTaskResponse& task) {
   SimFiber& fiber = *SimFiber::current();
+  const std::string& type = task.activity_type().name();
   // The activity runs for a while; a worker crash meanwhile loses it.
-  // A first attempt that draws under 200 ms is slow instead: 13-15 s,
-  // past its 10 s start-to-close timeout, so it reports while the retry
-  // (1 s backoff) runs, and that late outcome must be refused.
+  // A first attempt of flaky that draws under 200 ms is slow instead:
+  // 13-15 s, past its 10 s start-to-close timeout, so it reports while the
+  // retry (1 s backoff) runs, and that late outcome must be refused. The
+  // stall activity runs 20 s, past its 5 s schedule-to-close timeout.
+  // progress spends its time in its units (in the heartbeat below).
   Duration runs = s_.random_duration(Duration(0), std::chrono::seconds(2));
   if (task.attempt() == 1 && runs < std::chrono::milliseconds(200)) runs = std::chrono::seconds(13) + runs * 10;
-  fiber.sleep(runs, "activity " + task.activity_id());
-  ActivityContext context(ActivityInfo{.workflow_id = task.workflow_execution().workflow_id(),
-                                       .run_id = task.workflow_execution().run_id(),
-                                       .activity_id = task.activity_id(),
-                                       .activity_type = task.activity_type().name(),
-                                       .attempt = task.attempt()},
-                          {}, [](const v1::Payloads&) { return false; });
+  if (type == stall_activity.name) runs = std::chrono::seconds(20);
+  if (type != progress_activity.name) fiber.sleep(runs, "activity " + task.activity_id());
+  const ActivityInfo info{.workflow_id = task.workflow_execution().workflow_id(),
+                          .run_id = task.workflow_execution().run_id(),
+                          .activity_id = task.activity_id(),
+                          .activity_type = type,
+                          .attempt = task.attempt()};
+  // A first attempt of progress dies (as its worker would) after its
+  // planned heartbeat: it reports nothing, and the heartbeat timeout retries it.
+  struct Dies {};
   try {
     try {
-      const auto [fail_times] = from_payloads<int>(task.input(), "the input of activity 'flaky'");
+      std::string result;
+      if (type == progress_activity.name) {
+        const auto [units, dies_after, step] = from_payloads<int, int, int>(task.input(), "the input of 'progress'");
+        const ActivityLog::StepKey key{info.workflow_id, step};
+        auto heartbeat = [&](const v1::Payloads& details) {
+          fiber.sleep(s_.random_duration(std::chrono::milliseconds(300), std::chrono::seconds(1)),
+                      "unit of " + task.activity_id());
+          const int count = std::get<0>(from_payloads<int>(details, "a heartbeat of 'progress'"));
+          int& sent = activity_log_.heartbeat_sent[key];
+          sent = std::max(sent, count);
+          v1::HeartbeatActivityRequest r;
+          r.set_task_token(task.task_token());
+          r.set_identity(live.identity);
+          *r.mutable_details() = details;
+          bool cancel = false;
+          try {
+            cancel = live.connection.heartbeat_activity(r);
+            int& acked = activity_log_.heartbeat_acked[key];
+            acked = std::max(acked, count);
+          } catch (const RpcError&) {
+            // Lost, or refused for an attempt that is over: the next unit heartbeats again.
+          }
+          if (info.attempt == 1 && count == dies_after) {
+            ++activity_log_.heartbeat_attempts_died;
+            throw Dies{};
+          }
+          return cancel;
+        };
+        ActivityContext context(info, task.heartbeat_details(), heartbeat);
+        const int from = context.last_heartbeat<int>().value_or(0);
+        const int acked = activity_log_.heartbeat_acked[key], sent = activity_log_.heartbeat_sent[key];
+        if (from < acked || from > sent) {
+          activity_log_.failures.push_back(info.workflow_id + ": attempt " + std::to_string(info.attempt) +
+                                           " of its step " + std::to_string(step) + " resumed from heartbeat " +
+                                           std::to_string(from) + ", the model says from " + std::to_string(acked) +
+                                           " (the last acknowledged) to " + std::to_string(sent) + " (the last sent)");
+        }
+        if (from > 0) ++activity_log_.heartbeat_attempts_resumed;
+        result = progress(context, units, dies_after, step);
+      } else {
+        ActivityContext context(info, {}, [](const v1::Payloads&) { return false; });
+        if (type == stall_activity.name) {
+          const auto [step] = from_payloads<int>(task.input(), "the input of 'stall'");
+          result = stall(context, step);
+        } else {
+          const auto [fail_times] = from_payloads<int>(task.input(), "the input of activity 'flaky'");
+          result = flaky(context, fail_times);
+        }
+      }
       v1::CompleteActivityRequest done;
       done.set_task_token(task.task_token());
       done.set_identity(live.identity);
-      *done.mutable_result()->add_payloads() = to_payload(flaky(context, fail_times));
+      *done.mutable_result()->add_payloads() = to_payload(result);
       live.connection.complete_activity(done);
     } catch (const ApplicationError& e) {
       v1::FailActivityRequest failed;
@@ -221,29 +278,26 @@ void SimWorker::run_activity(Incarnation& live, const v1::PollActivityTaskRespon
     }
   } catch (const RpcError&) {
     // The outcome was lost: the attempt times out and is retried.
+  } catch (const Dies&) {
   }
 }
-
-}  // namespace reprise::sim
-
-namespace reprise::sim {
 
 v1::Payloads SimWorker::run_local_attempt(ActivityContext& ctx, const v1::Payloads& input) {
   const auto [fail_times, seconds, step] = from_payloads<int, int, int>(input, "the input of the local activity");
   // Counted unless the attempt runs to its end: a worker crash unwinds this fiber.
   struct CutByCrash {
-    LocalActivityLog& log;
+    ActivityLog& log;
     bool ended = false;
     ~CutByCrash() {
       if (!ended) ++log.cut_by_crash;
     }
-  } cut{local_log_};
-  ++local_log_.attempts;
+  } cut{activity_log_};
+  ++activity_log_.attempts;
   SimFiber::current()->sleep(std::chrono::seconds(seconds) + s_.random_duration(Duration(0), std::chrono::seconds(1)),
                              "local activity " + ctx.info().workflow_id + "/" + std::to_string(step));
   cut.ended = true;
   std::string result = local_flaky(ctx, fail_times, seconds, step);  // throws while it fails
-  ++local_log_.succeeded[{ctx.info().workflow_id, step}];
+  ++activity_log_.succeeded[{ctx.info().workflow_id, step}];
   v1::Payloads out;
   *out.add_payloads() = to_payload(result);
   return out;

@@ -22,6 +22,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "network.hpp"
 #include "scheduler.hpp"
@@ -32,13 +34,23 @@
 
 namespace reprise::sim {
 
-// What the workers' local activities did, for the model's checks and the
-// report. Owned by the simulation; every worker adds to the one log.
-struct LocalActivityLog {
-  std::map<std::pair<std::string, int>, int> succeeded;  // (workflow id, step) -> attempts that succeeded
+// What the workers' local and heartbeating activities did, for the model's
+// checks and the report. Owned by the simulation; every worker adds to
+// the one log. Steps are keyed by (workflow id, step index).
+struct ActivityLog {
+  using StepKey = std::pair<std::string, int>;
+  // Local activities.
+  std::map<StepKey, int> succeeded;  // attempts that succeeded
   int attempts = 0;
   int cut_by_crash = 0;            // attempts running when their worker crashed
   int keep_alive_completions = 0;  // workflow tasks completed early to keep a long one alive
+  // Heartbeats: the highest count sent and the highest acknowledged, which
+  // a retry must resume from at least (an acknowledged heartbeat is never
+  // lost) and at most (nothing not sent is seen).
+  std::map<StepKey, int> heartbeat_sent, heartbeat_acked;
+  int heartbeat_attempts_resumed = 0;  // attempts that resumed from a heartbeat
+  int heartbeat_attempts_died = 0;     // first attempts that died after their planned heartbeat
+  std::vector<std::string> failures;   // invariants broken where the worker sees them
 };
 
 class SimWorker {
@@ -51,9 +63,9 @@ class SimWorker {
     int eager_slots = 0;          // activities it may run eagerly at once; 0: none asked for
   };
   // `stopped` is read before each poll: once true, the pollers poll no more.
-  // `local_log` must outlive the worker.
+  // `activity_log` must outlive the worker.
   SimWorker(Scheduler& s, Network& network, const worker::WorkflowRegistry& workflows, int index, Shape shape,
-            const bool& stopped, LocalActivityLog& local_log, bool verbose);
+            const bool& stopped, ActivityLog& activity_log, bool verbose);
   ~SimWorker();
   SimWorker(const SimWorker&) = delete;
 
@@ -83,7 +95,7 @@ class SimWorker {
   const int index_;
   const Shape shape_;
   const bool& stopped_;
-  LocalActivityLog& local_log_;
+  ActivityLog& activity_log_;
   const bool verbose_;
   int generation_ = 0;
   int eager_started_ = 0;

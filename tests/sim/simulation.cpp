@@ -106,6 +106,12 @@ Parts model_parts(const std::string& id, const std::vector<Step>& steps) {
       case StepKind::kLocal:
         out.push_back({"l" + n});
         break;
+      case StepKind::kHeartbeat:
+        out.push_back({"h" + n});
+        break;
+      case StepKind::kScheduleToClose:
+        out.push_back({"x" + n});
+        break;
       case StepKind::kPatch:
         out.push_back({"P" + n});
         break;
@@ -253,7 +259,7 @@ class Simulation {
   const worker::WorkflowRegistry workflow_types_{
       {generated_wf.name,
        std::make_shared<const worker::WorkflowStarter>(worker::make_starter<&generated>(generated_wf.name))}};
-  LocalActivityLog local_log_;
+  ActivityLog activity_log_;
   std::vector<std::unique_ptr<SimWorker>> workers_;  // destroyed first: their fibers unwind
   std::vector<std::string> failures_;
   int worker_crashes_ = 0;
@@ -730,7 +736,7 @@ void Simulation::check_local_activities(Tracked& w, const v1::History& h) {
   }
   for (size_t k = 0; k < local_steps.size(); ++k) {
     if (!all_ran && (k < first || k >= first + markers.size())) continue;  // never reached
-    const int runs = local_log_.succeeded[{id, static_cast<int>(local_steps[k])}];
+    const int runs = activity_log_.succeeded[{id, static_cast<int>(local_steps[k])}];
     if (runs < 1) fail(id + ": local step " + std::to_string(local_steps[k]) + " recorded, but never ran to success");
     if (runs > 1) ++kinds_["local activity run again (at least once)"];
   }
@@ -807,7 +813,7 @@ SimResult Simulation::run() {
   }
   for (size_t i = 0; i < workload.workers.size(); ++i) {
     workers_.push_back(std::make_unique<SimWorker>(s_, network_, workflow_types_, static_cast<int>(i),
-                                                   workload.workers[i], done_, local_log_, options_.verbose));
+                                                   workload.workers[i], done_, activity_log_, options_.verbose));
     workers_.back()->start();
   }
 
@@ -877,10 +883,18 @@ SimResult Simulation::run() {
   result.workflows = static_cast<int>(workflows_.size());
   result.closed_queries_refused = closed_queries_refused_;
   for (const auto& worker : workers_) result.eager_activities += worker->eager_started();
-  if (local_log_.attempts > 0) kinds_["local activity attempts"] = local_log_.attempts;
-  if (local_log_.cut_by_crash > 0) kinds_["local activity attempts cut by a worker crash"] = local_log_.cut_by_crash;
-  if (local_log_.keep_alive_completions > 0) {
-    kinds_["local activity keeping its task alive (completions sent)"] = local_log_.keep_alive_completions;
+  if (activity_log_.attempts > 0) kinds_["local activity attempts"] = activity_log_.attempts;
+  if (activity_log_.cut_by_crash > 0)
+    kinds_["local activity attempts cut by a worker crash"] = activity_log_.cut_by_crash;
+  if (activity_log_.heartbeat_attempts_resumed > 0) {
+    kinds_["heartbeat: attempts resumed from a heartbeat"] = activity_log_.heartbeat_attempts_resumed;
+  }
+  if (activity_log_.heartbeat_attempts_died > 0) {
+    kinds_["heartbeat: first attempts died after their planned heartbeat"] = activity_log_.heartbeat_attempts_died;
+  }
+  for (const std::string& f : activity_log_.failures) fail(f);
+  if (activity_log_.keep_alive_completions > 0) {
+    kinds_["local activity keeping its task alive (completions sent)"] = activity_log_.keep_alive_completions;
   }
   result.kinds = kinds_;
   result.engine_crashes = server_.crashes();

@@ -30,11 +30,11 @@ class Draws {
 constexpr int kLeftRunningTimer = 600;
 
 // A step of a top-level workflow; a child's steps are activities, timers,
-// all, race, side effects, patches and local activities only (nobody
-// signals a child).
+// all, race, side effects, patches, local, heartbeating and
+// schedule-to-close activities only (nobody signals a child).
 Step generate_step(Draws& d, bool child) {
   Step step;
-  switch (d.random(child ? 7 : 9)) {
+  switch (d.random(child ? 9 : 11)) {
     case 0:
       step.kind = StepKind::kActivity;
       step.fail_times = static_cast<int>(d.random(3));
@@ -68,6 +68,15 @@ Step generate_step(Draws& d, bool child) {
       step.seconds = d.chance(0.6) ? 0 : 3 + static_cast<int>(d.random(7));
       break;
     case 7:
+      // 3-6 units of work; the first attempt dies after one of them, or not.
+      step.kind = StepKind::kHeartbeat;
+      step.seconds = 3 + static_cast<int>(d.random(4));
+      step.fail_times = d.chance(0.6) ? 1 + static_cast<int>(d.random(step.seconds - 1)) : 0;
+      break;
+    case 8:
+      step.kind = StepKind::kScheduleToClose;
+      break;
+    case 9:
       step.kind = StepKind::kChild;
       break;
     default:
@@ -184,6 +193,7 @@ void write_steps(std::ostream& out, const std::vector<Step>& steps) {
       case StepKind::kAll:
       case StepKind::kRace:
       case StepKind::kLocal:
+      case StepKind::kHeartbeat:
         out << '(' << step.fail_times << ',' << step.seconds << ')';
         break;
       case StepKind::kChild:
@@ -271,10 +281,11 @@ class StepParser {
   Result<Step> one() {
     const std::string name = word();
     Step step;
-    static const StepKind kinds[] = {
-        StepKind::kActivity,     StepKind::kTimer,       StepKind::kSignal,     StepKind::kAll,   StepKind::kRace,
-        StepKind::kChild,        StepKind::kAwaitCancel, StepKind::kSideEffect, StepKind::kPatch, StepKind::kContinue,
-        StepKind::kSignalParent, StepKind::kFail,        StepKind::kLocal};
+    static const StepKind kinds[] = {StepKind::kActivity,    StepKind::kTimer,        StepKind::kSignal,
+                                     StepKind::kAll,         StepKind::kRace,         StepKind::kChild,
+                                     StepKind::kAwaitCancel, StepKind::kSideEffect,   StepKind::kPatch,
+                                     StepKind::kContinue,    StepKind::kSignalParent, StepKind::kFail,
+                                     StepKind::kLocal,       StepKind::kHeartbeat,    StepKind::kScheduleToClose};
     bool known = false;
     for (StepKind kind : kinds) {
       if (name == kind_name(kind)) step.kind = kind, known = true;
@@ -290,6 +301,7 @@ class StepParser {
       case StepKind::kAll:
       case StepKind::kRace:
       case StepKind::kLocal:
+      case StepKind::kHeartbeat:
         REPRISE_RETURN_IF_ERROR(numbers({&step.fail_times, &step.seconds}));
         break;
       case StepKind::kSignalParent:
@@ -363,6 +375,10 @@ const char* kind_name(StepKind kind) {
       return "fail";
     case StepKind::kLocal:
       return "local";
+    case StepKind::kHeartbeat:
+      return "heartbeat";
+    case StepKind::kScheduleToClose:
+      return "schedule-to-close";
   }
   return "?";
 }

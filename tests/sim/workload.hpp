@@ -15,6 +15,7 @@
 //   workflow <id> [cancel] [signal-with-start] : <step> <step> ...
 // A step is a name, with its numbers in parentheses:
 //   activity(fails) timer(s) signal all+spawn(fails,s) any-race(fails,s) local(fails,s)
+//   heartbeat(dies after,units) schedule-to-close
 //   side-effect patch continue-as-new await-cancel
 //   child(<id> <policy> <awaited|left-running> : <step> ...)
 // where a child's policy is terminate, request-cancel or abandon, and
