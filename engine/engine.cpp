@@ -243,11 +243,13 @@ void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then
   for (const auto& timer : t.add_timers) timers.push_back(timer.fire_at);
   std::vector<ExecutionKey> changed;
   for (const auto& w : t.executions) changed.push_back(w.key);
+  EngineMetrics::RunChanges runs = metrics_.run_changes(t);
   // The store's callback counts as an operation of its own, so the engine
   // outlives the writer thread's last touch of it.
   store_.commit_async(
       std::move(t), [this, tasks = std::move(tasks), timers = std::move(timers), changed = std::move(changed), then,
-                     in_flight = nested_op()](Result<CommitResult> r) mutable {
+                     runs = std::move(runs), in_flight = nested_op()](Result<CommitResult> r) mutable {
+        if (r) metrics_.committed(runs);
         // A lost race (ABORTED) or a failed condition is the caller's to answer;
         // anything else means the store itself is in trouble.
         if (!r && r.status().code() != StatusCode::kAborted && r.status().code() != StatusCode::kFailedPrecondition) {

@@ -31,6 +31,7 @@
 #include "engine/admission.hpp"
 #include "engine/claim_check.hpp"
 #include "engine/deadline_scheduler.hpp"
+#include "engine/engine_metrics.hpp"
 #include "engine/engine_runtime.hpp"
 #include "engine/execution/mutable_state.hpp"
 #include "engine/execution_serializer.hpp"
@@ -131,6 +132,9 @@ struct EngineOptions {
   // transactions before the next batch is looked up.
   std::chrono::milliseconds retention_sweep_interval{60'000};
   int retention_batch = 100;
+  // Where the engine counts what it does (engine_metrics.hpp); nullptr
+  // counts nothing. Outlives the engine.
+  metrics::Registry* metrics = nullptr;
 };
 
 // What one pass of the retention sweeper did.
@@ -216,6 +220,8 @@ class Engine {
   // Tasks queued for workers and not yet handed out (time skipping waits
   // for none before it moves a ManualClock).
   size_t queued_tasks() const { return matching_.total_backlog(); }
+  // Each queue's waiting tasks and parked polls (a gauge per queue).
+  std::vector<QueueLoad> queue_loads() const { return matching_.loads(); }
   // Requests that change an execution, admitted and not yet answered (a
   // gauge; at most max_pending_requests).
   size_t pending_requests() const { return admission_.in_flight(); }
@@ -532,6 +538,7 @@ class Engine {
 
   Store& store_;
   EngineOptions options_;
+  const EngineMetrics metrics_{options_.metrics};
   const Clock& clock_;
   // The engine's own threads, without an EngineRuntime; the references below
   // name these or the runtime's.

@@ -208,6 +208,7 @@ Result<RetentionPass> Engine::sweep_retention() {
     if (first_error.is_ok()) first_error = b->error;
     if (static_cast<int>(runs->size()) < batch) break;
   }
+  metrics_.retention_deleted(pass.deleted);
   if (pass.deleted > 0 || pass.postponed > 0) {
     log::info("retention deleted closed runs", {{"runs", std::to_string(pass.deleted)},
                                                 {"postponed", std::to_string(pass.postponed)},

@@ -48,6 +48,7 @@ Engine::TimerLook Engine::fire_due_timers() {
     }
   }
   look.launched = launch.size();
+  metrics_.timers_due(static_cast<int64_t>(launch.size()));
   for (TimerRecord& t : launch) fire(std::move(t));
   return look;
 }
@@ -80,6 +81,7 @@ void Engine::fire(TimerRecord timer) {
       key, [task](MutableState& ms) { return ms.fire_timer(task); },
       [id](Transition& t) { t.remove_timers.push_back(id); },
       [this, timer = std::move(timer), task](Result<Applied> r) mutable {
+        if (r && *r == Applied::kYes) metrics_.timer_fired(task.kind(), clock_.now() - timer.fire_at);
         const StatusCode code = r.is_ok() ? StatusCode::kOk : r.status().code();
         // A lost race (ABORTED) or a closing server is retried on the next
         // pass; anything else will fail again the same way.

@@ -119,11 +119,12 @@ void Engine::poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response>
     using Started = std::optional<Response>;
     transition(
         task->execution,
-        [=](MutableState& ms) -> Result<Started> {
+        [=, this](MutableState& ms) -> Result<Started> {
           Response response;
           Result<Applied> applied = start(ms, payload, spec.identity, response);
           if (!applied) return applied.status();
           if (*applied == Applied::kStale) return Started();
+          metrics_.task_started(ms.state(), task->kind, payload);
           return Started(std::move(response));
         },
         [id = task->task_id](Transition& t) {

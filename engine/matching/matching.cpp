@@ -123,6 +123,14 @@ size_t Matching::queue_count() const {
   return queues_.size();
 }
 
+std::vector<QueueLoad> Matching::loads() const {
+  std::lock_guard lock(mu_);
+  std::vector<QueueLoad> out;
+  out.reserve(queues_.size());
+  for (const auto& [key, queue] : queues_) out.push_back({key, queue.tasks.size(), queue.pollers.size()});
+  return out;
+}
+
 void Matching::drop_if_idle_locked(std::map<QueueKey, Queue>::iterator queue) {
   if (queue->second.tasks.empty() && queue->second.pollers.empty()) queues_.erase(queue);
 }

@@ -23,6 +23,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/deadlines.hpp"
 #include "engine/store/records.hpp"
@@ -34,6 +35,13 @@ struct QueueKey {
   TaskKind kind = TaskKind::kWorkflowTask;
   std::string queue;
   friend auto operator<=>(const QueueKey&, const QueueKey&) = default;
+};
+
+// One queue's tasks waiting for a poll and polls waiting for a task.
+struct QueueLoad {
+  QueueKey key;
+  size_t tasks = 0;
+  size_t parked_polls = 0;
 };
 
 // The task, or nothing when the poll's deadline passed, it was cancelled, or
@@ -73,6 +81,8 @@ class Matching {
   // worker process brings sticky queues of its own, which would otherwise
   // stay forever).
   size_t queue_count() const;
+  // Every queue's load now (for the metrics' scrape: one lock, one pass).
+  std::vector<QueueLoad> loads() const;
 
  private:
   struct Queue {

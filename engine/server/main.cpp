@@ -28,7 +28,8 @@
 // shutdown begins) and server reflection (grpcurl). Logs go to stderr, one
 // logfmt (or, with --log-format json, JSON) line per event (engine/log.hpp).
 // Prints "reprise-server listening on HOST:PORT" once it serves (with the
-// real port when asked for port 0). SIGTERM or SIGINT: stop accepting, let
+// real port when asked for port 0), ending "metrics on HOST:PORT" with
+// --metrics-listen (Prometheus' /metrics, docs/operations.md). SIGTERM or SIGINT: stop accepting, let
 // operations in flight finish, close the database cleanly.
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
@@ -43,6 +44,9 @@
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 #include "engine/server/grpc_service.hpp"
+#include "engine/server/metrics_endpoint.hpp"
+#include "engine/server/request_metrics.hpp"
+#include "engine/server/server_metrics.hpp"
 #include "engine/server/server_flags.hpp"
 #include "engine/server/serving_status.hpp"
 #include "engine/store/sqlite_store.hpp"
@@ -99,6 +103,9 @@ int main(int argc, char** argv) {
   } else {
     log::warn("database opened without quick_check (--skip-quick-check)", {{"db", flags.db}});
   }
+  // --metrics-listen: the engine and every gRPC call count into this.
+  std::unique_ptr<metrics::Registry> registry;
+  if (!flags.metrics_listen.empty()) flags.engine.metrics = (registry = std::make_unique<metrics::Registry>()).get();
   Result<std::unique_ptr<Engine>> engine = Engine::start(**store, flags.engine);
   if (!engine) {
     std::fprintf(stderr, "reprise-server: %s\n", engine.status().to_string().c_str());
@@ -117,6 +124,12 @@ int main(int argc, char** argv) {
   builder.RegisterService(service.get());
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
+  if (registry) {
+    add_server_metrics(*registry, **engine, flags.db);
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(request_metrics_interceptor(*registry));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     std::fprintf(stderr, "reprise-server: cannot listen on %s\n", flags.listen.c_str());
@@ -124,8 +137,19 @@ int main(int argc, char** argv) {
   }
   ServingStatus serving_status(
       *server->GetHealthCheckService(), [&] { return (*engine)->server_problem(); }, std::chrono::seconds(1));
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
+  if (registry) {
+    Result<std::unique_ptr<MetricsEndpoint>> started = MetricsEndpoint::start(flags.metrics_listen, *registry);
+    if (!started) {
+      std::fprintf(stderr, "reprise-server: %s\n", started.status().to_string().c_str());
+      return 1;
+    }
+    metrics_endpoint = std::move(*started);
+  }
+  const std::string metrics_note = metrics_endpoint ? " metrics on " + metrics_endpoint->address() : "";
   const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
-  std::printf("reprise-server listening on %s:%d (db %s)\n", host.c_str(), port, flags.db.c_str());
+  std::printf("reprise-server listening on %s:%d (db %s)%s\n", host.c_str(), port, flags.db.c_str(),
+              metrics_note.c_str());
   log::info("server listening", {{"address", host + ":" + std::to_string(port)}, {"db", flags.db}});
   std::fflush(stdout);
 
@@ -134,6 +158,7 @@ int main(int argc, char** argv) {
   std::printf("reprise-server: %s, shutting down\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
   std::fflush(stdout);
   serving_status.stop_serving();  // load balancers stop sending new work
+  metrics_endpoint.reset();       // its scrapes read the engine
   (*engine)->shutdown();          // parked polls answer, operations in flight finish
   // Every call has its answer by now; the deadline only bounds how long gRPC
   // waits on idle client connections (it waits the whole deadline when any

@@ -20,6 +20,10 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
   app.add_option("--listen", f.listen, "The address to serve on (port 0 picks one)")
       ->type_name("HOST:PORT")
       ->capture_default_str();
+  app.add_option("--metrics-listen", f.metrics_listen,
+                 "Serve Prometheus metrics at http://HOST:PORT/metrics (port 0 picks one; default: none). "
+                 "docs/operations.md, \"Metrics\"")
+      ->type_name("HOST:PORT");
   app.add_option_function<std::string>(
          "--durability",
          [&f](const std::string& v) { f.store.durability = v == "full" ? Durability::kFull : Durability::kNormal; },

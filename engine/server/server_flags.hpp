@@ -14,6 +14,7 @@ namespace reprise::engine {
 struct ServerFlags {
   std::string db = "./reprise.db";
   std::string listen = "127.0.0.1:7233";
+  std::string metrics_listen;  // "": no metrics listener
   EngineOptions engine;
   StoreOptions store;
 };

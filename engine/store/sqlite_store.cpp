@@ -226,6 +226,7 @@ StorageStats SqliteStore::storage_stats() const {
   stats.checkpoints = checkpointer_->stats();
   stats.wal_syncs = vfs_->wal_syncs();
   stats.database_syncs = vfs_->database_syncs();
+  stats.sync_time = vfs_->sync_time();
   return stats;
 }
 

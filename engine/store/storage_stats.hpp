@@ -13,6 +13,10 @@ namespace reprise::engine {
 // Batches by how many writes they committed: [0] 1, [1] 2-3, [2] 4-7, ...,
 // [8] 256 and more.
 inline constexpr int kBatchSizeBuckets = 9;
+// Batches by how long their transaction took, BEGIN to COMMIT's return (the
+// WAL's sync included): the upper bounds in seconds, and one more bucket above.
+inline constexpr std::array<double, 12> kCommitSecondsBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                                0.05,   0.1,   0.25,   0.5,   1,    5};
 
 // TransitionWriter's.
 struct WriterStats {
@@ -21,6 +25,8 @@ struct WriterStats {
   int64_t jobs = 0;         // submit_job() writes committed
   int64_t largest_batch = 0;
   std::array<int64_t, kBatchSizeBuckets> batch_sizes{};
+  std::array<int64_t, kCommitSecondsBounds.size() + 1> commit_times{};
+  std::chrono::nanoseconds commit_time{0};  // all together
 };
 
 // WalCheckpointer's.
@@ -46,6 +52,7 @@ struct StorageStats {
   // starts the WAL over); a checkpoint syncs the WAL and the database.
   int64_t wal_syncs = 0;
   int64_t database_syncs = 0;
+  std::chrono::nanoseconds sync_time{0};  // the time all of those syncs took
 };
 
 }  // namespace reprise::engine

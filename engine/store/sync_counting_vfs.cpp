@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstring>
 
 namespace reprise::engine {
@@ -13,7 +14,8 @@ namespace {
 struct CountingFile {
   sqlite3_file file;  // first: SQLite sees a CountingFile as a sqlite3_file
   sqlite3_io_methods methods;
-  std::atomic<int64_t>* syncs;  // null: a file whose syncs are not counted
+  std::atomic<int64_t>* syncs;       // null: a file whose syncs are not counted
+  std::atomic<int64_t>* sync_nanos;  // the time they took
   sqlite3_file* real() { return reinterpret_cast<sqlite3_file*>(this + 1); }
 };
 
@@ -22,8 +24,12 @@ sqlite3_file* real(sqlite3_file* f) { return as_counting(f)->real(); }
 
 int count_sync(sqlite3_file* f, int flags) {
   CountingFile* c = as_counting(f);
+  const auto start = std::chrono::steady_clock::now();
   const int rc = c->real()->pMethods->xSync(c->real(), flags);
-  if (rc == SQLITE_OK && c->syncs != nullptr) c->syncs->fetch_add(1, std::memory_order_relaxed);
+  if (rc == SQLITE_OK && c->syncs != nullptr) {
+    c->syncs->fetch_add(1, std::memory_order_relaxed);
+    c->sync_nanos->fetch_add((std::chrono::steady_clock::now() - start).count(), std::memory_order_relaxed);
+  }
   return rc;
 }
 
@@ -90,6 +96,7 @@ int open_file(sqlite3_vfs* vfs, const char* name, sqlite3_file* f, int flags, in
   c->syncs = (flags & SQLITE_OPEN_MAIN_DB) != 0 ? &self->database_syncs_counter()
              : (flags & SQLITE_OPEN_WAL) != 0   ? &self->wal_syncs_counter()
                                                 : nullptr;
+  c->sync_nanos = &self->sync_nanos_counter();
   f->pMethods = &c->methods;
   return rc;
 }

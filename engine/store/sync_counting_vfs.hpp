@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,11 +34,16 @@ class SyncCountingVfs {
   const std::string& name() const { return name_; }
   int64_t database_syncs() const { return database_syncs_.load(std::memory_order_relaxed); }
   int64_t wal_syncs() const { return wal_syncs_.load(std::memory_order_relaxed); }
+  // The time those syncs took, all together.
+  std::chrono::nanoseconds sync_time() const {
+    return std::chrono::nanoseconds(sync_nanos_.load(std::memory_order_relaxed));
+  }
 
   // Used by the VFS's calls (sync_counting_vfs.cpp).
   sqlite3_vfs* base() const { return base_; }
   std::atomic<int64_t>& database_syncs_counter() { return database_syncs_; }
   std::atomic<int64_t>& wal_syncs_counter() { return wal_syncs_; }
+  std::atomic<int64_t>& sync_nanos_counter() { return sync_nanos_; }
 
  private:
   SyncCountingVfs() = default;
@@ -47,6 +53,7 @@ class SyncCountingVfs {
   std::unique_ptr<sqlite3_vfs> vfs_;
   std::atomic<int64_t> database_syncs_{0};
   std::atomic<int64_t> wal_syncs_{0};
+  std::atomic<int64_t> sync_nanos_{0};
 };
 
 }  // namespace reprise::engine

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <utility>
 
 #include "engine/store/bind_key.hpp"
@@ -130,6 +131,7 @@ void TransitionWriter::run() {
 }
 
 void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
+  const auto started = std::chrono::steady_clock::now();
   std::vector<Result<CommitResult>> outcomes = attempt_batch(batch);
   bool closing = false;
   while (!closing && db_->take_out_of_space() && wait_when_full_) {
@@ -164,6 +166,11 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
       stats_.largest_batch = std::max(stats_.largest_batch, transitions + jobs);
       const int bucket = std::bit_width(static_cast<uint64_t>(transitions + jobs)) - 1;
       ++stats_.batch_sizes[std::min(bucket, kBatchSizeBuckets - 1)];
+      const std::chrono::nanoseconds took = std::chrono::steady_clock::now() - started;
+      const double seconds = std::chrono::duration<double>(took).count();
+      ++stats_.commit_times[std::lower_bound(kCommitSecondsBounds.begin(), kCommitSecondsBounds.end(), seconds) -
+                            kCommitSecondsBounds.begin()];
+      stats_.commit_time += took;
     }
   }
   for (size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(outcomes[i]));

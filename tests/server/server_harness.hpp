@@ -32,6 +32,7 @@ class Server {
     std::smatch m;
     EXPECT_TRUE(std::regex_search(line, m, std::regex("listening on (127\\.0\\.0\\.1:[0-9]+)"))) << line;
     address_ = m[1];
+    if (std::regex_search(line, m, std::regex("metrics on (127\\.0\\.0\\.1:[0-9]+)"))) metrics_address_ = m[1];
     auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
     stub_ = v1::WorkflowService::NewStub(channel);
   }
@@ -50,11 +51,14 @@ class Server {
   pid_t pid() const { return process_->pid(); }
   v1::WorkflowService::Stub& stub() { return *stub_; }
   const std::string& address() const { return address_; }
+  // With --metrics-listen: where /metrics is served.
+  const std::string& metrics_address() const { return metrics_address_; }
   const std::string& last_line() const { return last_line_; }
 
  private:
   std::unique_ptr<ChildProcess> process_;
   std::string address_;
+  std::string metrics_address_;
   std::string last_line_;
   std::unique_ptr<v1::WorkflowService::Stub> stub_;
 };
