@@ -46,8 +46,9 @@
 #include "engine/server/grpc_service.hpp"
 #include "engine/server/metrics_endpoint.hpp"
 #include "engine/server/request_metrics.hpp"
-#include "engine/server/server_metrics.hpp"
 #include "engine/server/server_flags.hpp"
+#include "engine/server/server_metrics.hpp"
+#include "engine/server/server_tls.hpp"
 #include "engine/server/serving_status.hpp"
 #include "engine/store/sqlite_store.hpp"
 #include "tools/command_line/command_line.hpp"
@@ -61,6 +62,19 @@ int main(int argc, char** argv) {
   command_line::set_up(app);
   add_server_flags(app, flags);
   if (std::optional<int> exit_code = command_line::parse(app, argc, argv)) return *exit_code;
+  // Before the database is opened: a bad certificate or an unsafe address
+  // changes nothing.
+  Result<std::shared_ptr<grpc::ServerCredentials>> credentials = server_credentials(flags.tls, flags.listen);
+  if (!credentials) {
+    std::fprintf(stderr, "reprise-server: %s\n", credentials.status().message().c_str());
+    return 1;
+  }
+  if (flags.tls.insecure && !is_loopback_host(listen_host(flags.listen)) && flags.tls.cert_file.empty()) {
+    log::warn(
+        "serving plaintext beyond loopback (--insecure): anyone who reaches the port can run and read every "
+        "workflow",
+        {{"address", flags.listen}});
+  }
   // A full disk is logged once, then every 10 s with the attempts between,
   // and once more when writes go through again (TransitionWriter).
   flags.store.on_write_stall = [db = flags.db](const WriteStall& stall) {
@@ -120,7 +134,7 @@ int main(int argc, char** argv) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(flags.listen, *credentials, &port);
   builder.RegisterService(service.get());
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);

@@ -24,6 +24,23 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
                  "Serve Prometheus metrics at http://HOST:PORT/metrics (port 0 picks one; default: none). "
                  "docs/operations.md, \"Metrics\"")
       ->type_name("HOST:PORT");
+  CLI::Option* cert =
+      app.add_option("--tls-cert", f.tls.cert_file, "Serve TLS with this PEM certificate chain (with --tls-key)")
+          ->type_name("FILE")
+          ->check(CLI::ExistingFile);
+  CLI::Option* key = app.add_option("--tls-key", f.tls.key_file, "The PEM private key of --tls-cert")
+                         ->type_name("FILE")
+                         ->check(CLI::ExistingFile);
+  cert->needs(key);
+  key->needs(cert);
+  app.add_option("--tls-client-ca", f.tls.client_ca_file,
+                 "Require every client to present a certificate signed by a CA in this PEM bundle (mutual TLS)")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile)
+      ->needs(cert);
+  app.add_flag("--insecure", f.tls.insecure,
+               "Serve plaintext on an address other than loopback (refused without it): only behind something that "
+               "secures the connection");
   app.add_option_function<std::string>(
          "--durability",
          [&f](const std::string& v) { f.store.durability = v == "full" ? Durability::kFull : Durability::kNormal; },

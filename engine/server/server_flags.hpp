@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/engine.hpp"
+#include "engine/server/server_tls.hpp"
 #include "engine/store/sqlite_store.hpp"
 
 namespace reprise::engine {
@@ -14,6 +15,7 @@ namespace reprise::engine {
 struct ServerFlags {
   std::string db = "./reprise.db";
   std::string listen = "127.0.0.1:7233";
+  TlsFlags tls;
   std::string metrics_listen;  // "": no metrics listener
   EngineOptions engine;
   StoreOptions store;

@@ -21,13 +21,15 @@ using Stub = v1::WorkflowService::Stub;
 
 class RemoteConnection final : public Connection {
  public:
-  explicit RemoteConnection(const std::string& address) {
+  RemoteConnection(const std::string& address, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+                   const std::string& server_name) {
     grpc::ChannelArguments args;
+    if (!server_name.empty()) args.SetSslTargetNameOverride(server_name);
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
     // Reconnect within a second after the server restarts.
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    stub_ = v1::WorkflowService::NewStub(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+    stub_ = v1::WorkflowService::NewStub(grpc::CreateCustomChannel(address, credentials, args));
   }
 
   v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
@@ -187,7 +189,15 @@ class RemoteConnection final : public Connection {
 }  // namespace
 
 std::shared_ptr<Connection> Connection::remote(const std::string& address) {
-  return std::make_shared<RemoteConnection>(address);
+  return std::make_shared<RemoteConnection>(address, grpc::InsecureChannelCredentials(), "");
+}
+
+std::shared_ptr<Connection> Connection::remote(const std::string& address, const TlsOptions& tls) {
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = tls.server_ca_pem;
+  options.pem_cert_chain = tls.client_cert_pem;
+  options.pem_private_key = tls.client_key_pem;
+  return std::make_shared<RemoteConnection>(address, grpc::SslCredentials(options), tls.server_name);
 }
 
 namespace {

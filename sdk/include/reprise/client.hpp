@@ -20,6 +20,7 @@
 #include "reprise/detail/blobs.hpp"
 #include "reprise/export.hpp"
 #include "reprise/history_file.hpp"
+#include "reprise/tls.hpp"
 #include "reprise/v1/service.pb.h"
 #include "reprise/workflow.hpp"
 
@@ -50,6 +51,10 @@ class REPRISE_EXPORT Connection {
  public:
   // Connects lazily; calls fail with RpcError while the server is away.
   static std::shared_ptr<Connection> remote(const std::string& address);
+  // Over TLS (reprise/tls.hpp); a server that refuses the handshake (an
+  // untrusted certificate, a client certificate missing or refused) shows
+  // as calls failing with RpcError UNAVAILABLE.
+  static std::shared_ptr<Connection> remote(const std::string& address, const TlsOptions& tls);
   // The engine in this process on a local SQLite file (created if missing):
   // the same API, no server. Needs the reprise_embedded library. Throws
   // reprise::Error naming the file when it cannot be opened.
