@@ -9,13 +9,18 @@
 //       interleaved with hello, and prints the history of one of each.
 //       --eager-start starts every workflow with StartOptions::eager_start
 //       (the worker shares the client's connection, so the start's answer
-//       brings the first workflow task).
+//       brings the first workflow task). --metrics adds a second server
+//       process with --metrics-listen (mode remote-metrics), interleaved with
+//       the first, and scrapes its /metrics once at the end.
 //   sdk_driver --server PATH/reprise-server parked [--count 10000]
 //              [--style stackless|stackful] [--stack-kib 64] [--no-guard]
 //       memory per cached parked workflow: `count` workflows waiting on a
 //       signal in one worker; this process's RSS growth divided by count.
 //       Stackful ones run on stacks of --stack-kib (each guarded stack is two
 //       memory mappings: beyond ~32,000 raise vm.max_map_count).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,9 +85,12 @@ int64_t park_stackful(StackfulContext& ctx) {
 inline constexpr WorkflowDef<&park_stackful> park_stackful_wf{"park_stackful"};
 
 std::unique_ptr<engine::testing::ChildProcess> start_server(const std::string& binary, const std::string& db,
-                                                            std::string& address) {
-  auto p = std::make_unique<engine::testing::ChildProcess>(std::vector<std::string>{
-      binary, "--db", db, "--listen", "127.0.0.1:0", "--poll-timeout-ms", "2000", "--log-level", "warn"});
+                                                            std::string& address, bool metrics = false,
+                                                            std::string* metrics_address = nullptr) {
+  std::vector<std::string> args{binary, "--db",        db,    "--listen", "127.0.0.1:0", "--poll-timeout-ms",
+                                "2000", "--log-level", "warn"};
+  if (metrics) args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0"});
+  auto p = std::make_unique<engine::testing::ChildProcess>(args);
   std::string line;
   std::smatch m;
   if (!p->read_line(line) || !std::regex_search(line, m, std::regex("listening on (\\S+)"))) {
@@ -90,7 +98,29 @@ std::unique_ptr<engine::testing::ChildProcess> start_server(const std::string& b
     std::exit(1);
   }
   address = m[1].str();
+  if (metrics_address != nullptr && std::regex_search(line, m, std::regex("metrics on (\\S+)"))) {
+    *metrics_address = m[1].str();
+  }
   return p;
+}
+
+// GET http://address/metrics, the whole answer (headers and body).
+std::string scrape_metrics(const std::string& address) {
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string answer;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0) {
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n";
+    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    char buffer[65536];
+    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) answer.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return answer;
 }
 
 int64_t rss_bytes() {
@@ -147,7 +177,7 @@ Level run_level(Client& client, int concurrency, int seconds, const std::string&
 }
 
 int hello_mode(const std::string& server_binary, int seconds, int rounds, const std::vector<int>& levels, bool local,
-               bool eager_start) {
+               bool eager_start, bool metrics) {
   std::vector<std::string> variants = {"hello"};
   if (local) variants.push_back("local");
   engine::testing::TempDir dir;
@@ -155,6 +185,13 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
   auto server = start_server(server_binary, dir.file("remote.db"), address);
   std::map<std::string, std::shared_ptr<Connection>> connections{
       {"remote", Connection::remote(address)}, {"embedded", Connection::embedded(dir.file("embedded.db"))}};
+  std::string metrics_server_address, metrics_address;
+  std::unique_ptr<engine::testing::ChildProcess> metrics_server;
+  if (metrics) {
+    metrics_server =
+        start_server(server_binary, dir.file("metrics.db"), metrics_server_address, true, &metrics_address);
+    connections["remote-metrics"] = Connection::remote(metrics_server_address);
+  }
   std::map<std::string, std::unique_ptr<Worker>> workers;
   for (auto& [mode, connection] : connections) {
     auto w = std::make_unique<Worker>(connection, WorkerOptions{.task_queue = "bench",
@@ -196,6 +233,15 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
                                      [&](const Level& l) { return l.per_second == rates[rates.size() / 2]; });
     std::printf("%-20s %10.0f [%5.0f-%5.0f] %10.1f %10.1f\n", key.c_str(), rates[rates.size() / 2], rates.front(),
                 rates.back(), mid.p50_ms, mid.p99_ms);
+  }
+  if (metrics) {
+    const auto started = Steady::now();
+    const std::string page = scrape_metrics(metrics_address);
+    std::printf("scraped %s/metrics once: %zu bytes in %.1f ms, %s\n", metrics_address.c_str(), page.size(),
+                std::chrono::duration<double, std::milli>(Steady::now() - started).count(),
+                page.find("HTTP/1.1 200") == 0 && page.find("\nservice_requests_total{") != std::string::npos
+                    ? "with service_requests_total"
+                    : "WITHOUT the expected series");
   }
   Client remote(connections["remote"]);
   remote.execute(hello_wf, {.id = "shape-hello", .task_queue = "bench", .eager_start = eager_start},
@@ -265,6 +311,7 @@ int main(int argc, char** argv) {
   std::vector<int> levels = {1, 8, 64};
   bool local = false;
   bool eager_start = false;
+  bool metrics = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -286,6 +333,8 @@ int main(int argc, char** argv) {
       local = true;
     else if (arg == "--eager-start")
       eager_start = true;
+    else if (arg == "--metrics")
+      metrics = true;
     else if (arg == "--levels") {
       levels.clear();
       std::stringstream list(value());
@@ -297,7 +346,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: sdk_driver --server PATH/reprise-server hello|parked [options]\n");
     return 2;
   }
-  if (mode == "hello") return hello_mode(server, seconds, rounds, levels, local, eager_start);
+  if (mode == "hello") return hello_mode(server, seconds, rounds, levels, local, eager_start, metrics);
   return style == "stackful" ? parked_mode(server, count, park_stackful_wf, stack)
                              : parked_mode(server, count, park_wf, stack);
 }

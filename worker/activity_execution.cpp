@@ -2,6 +2,7 @@
 // thread, its heartbeats sent by a throttling sender, and its outcome
 // (completed, failed, canceled, or failed as retryable when the worker shuts
 // down under it) reported on its task token.
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 
@@ -12,11 +13,17 @@
 #include "worker/heartbeat_sender.hpp"
 #include "worker/sticky_cache.hpp"
 #include "worker/task_pool.hpp"
+#include "worker/worker_metrics.hpp"
 
 namespace reprise {
 
 std::function<void()> Worker::activity_job(std::shared_ptr<const v1::PollActivityTaskResponse> task) {
   return [this, task = std::move(task)] {
+    metrics_->activity_slots_used.add(1);
+    struct Free {
+      const metrics::Gauge& slots;
+      ~Free() { slots.add(-1); }
+    } free_slot{metrics_->activity_slots_used};
     try {
       run_activity(*task);
     } catch (const std::exception& e) {
@@ -107,8 +114,10 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
       w.running_activities_.erase(c);
     }
   } unregister{*this, &context};
+  const auto began = std::chrono::steady_clock::now();
   try {
     v1::Payloads result = runner->second(context, task.input());
+    metrics_->activity_finished(type, std::chrono::steady_clock::now() - began, false);
     heartbeats.stop();  // details not yet sent are not wanted once the activity completes
     blobs_->offload(result);
     v1::CompleteActivityRequest done;
@@ -146,6 +155,7 @@ void Worker::run_activity(const v1::PollActivityTaskResponse& task) {
       if (e.code() != static_cast<int>(StatusCode::kNotFound)) throw;
     }
   } catch (const std::exception& e) {
+    metrics_->activity_finished(type, std::chrono::steady_clock::now() - began, true);
     heartbeats.stop();
     *failed.mutable_failure() = reprise::detail::failure_of(e);
     // The next attempt starts from the latest details, sent or not.

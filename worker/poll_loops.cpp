@@ -26,6 +26,13 @@ struct PollingThread {
   ~PollingThread() { --count; }
 };
 
+// A task thread in use while it lives (reprise_worker_task_slots_used).
+struct SlotUsed {
+  const metrics::Gauge& slots;
+  explicit SlotUsed(const metrics::Gauge& g) : slots(g) { slots.add(1); }
+  ~SlotUsed() { slots.add(-1); }
+};
+
 void log_poll_failure(const char* kind, const std::string& queue, const RpcError& e) {
   std::fprintf(stderr, "level=warn msg=\"%s poll failed, retrying\" task_queue=%s error=\"%s\"\n", kind, queue.c_str(),
                e.what());
@@ -43,7 +50,9 @@ void Worker::workflow_poll_loop(const std::string& queue) {
     poll.set_maximum_page_size(options_.history_page_events);
     auto task = std::make_shared<v1::PollWorkflowTaskResponse>();
     try {
+      const auto asked = std::chrono::steady_clock::now();
       *task = connection_->poll_workflow_task(poll);
+      metrics_->workflow_poll_latency.observe(std::chrono::steady_clock::now() - asked);
       poll_failing = false;
     } catch (const RpcError& e) {
       // Once per run of failures: the server is away, or sent a task that
@@ -59,6 +68,7 @@ void Worker::workflow_poll_loop(const std::string& queue) {
 
 std::function<void()> Worker::workflow_job(std::shared_ptr<const v1::PollWorkflowTaskResponse> task) {
   return [this, task = std::move(task)] {
+    SlotUsed slot(metrics_->workflow_slots_used);
     try {
       workflow_tasks_->run(*task);
     } catch (const std::exception& e) {
@@ -77,7 +87,9 @@ void Worker::activity_poll_loop() {
     poll.set_identity(options_.identity);
     auto task = std::make_shared<v1::PollActivityTaskResponse>();
     try {
+      const auto asked = std::chrono::steady_clock::now();
       *task = connection_->poll_activity_task(poll);
+      metrics_->activity_poll_latency.observe(std::chrono::steady_clock::now() - asked);
       poll_failing = false;
     } catch (const RpcError& e) {
       if (!std::exchange(poll_failing, true)) log_poll_failure("activity", options_.task_queue, e);

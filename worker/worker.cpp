@@ -46,6 +46,7 @@ Worker::Worker(std::shared_ptr<Connection> connection, WorkerOptions options)
   if (options_.identity.empty()) options_.identity = default_identity();
   sticky_queue_ = options_.task_queue + "/" + options_.identity;
   cache_ = std::make_unique<worker::StickyCache>(options_.cache_size, options_.cache_bytes);
+  metrics_ = std::make_unique<worker::WorkerMetrics>(options_.metrics.get(), options_.task_queue);
   blobs_ = std::make_unique<detail::Blobs>(*connection_, detail::BlobOptions{.cache_bytes = options_.blob_cache_bytes});
   if (options_.eager_activities) eager_slots_ = std::make_unique<EagerSlots>(*this);
   // A local activity's type is registered, so the activity pool exists.
@@ -63,7 +64,8 @@ Worker::Worker(std::shared_ptr<Connection> connection, WorkerOptions options)
                                   .local_activities = local_activities_.get(),
                                   .sticky_queue = options_.cache_size > 0 ? sticky_queue_ : std::string(),
                                   .panic_policy = options_.panic_policy,
-                                  .history_page_events = options_.history_page_events});
+                                  .history_page_events = options_.history_page_events,
+                                  .metrics = metrics_.get()});
 }
 
 Worker::~Worker() { stop(); }

@@ -1,5 +1,6 @@
 #include "worker/workflow_task_runner.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <utility>
 
@@ -83,13 +84,19 @@ std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(cons
   // replays from the start (a sticky one whose workflow was evicted, or
   // never here, reads the events before its own).
   const int64_t first = task.history().events_size() > 0 ? task.history().events(0).event_id() : 1;
-  if (!instance || instance->last_event_id() + 1 != first) {
+  const bool replay = !instance || instance->last_event_id() + 1 != first;
+  if (replay) {
     instance = std::make_unique<WorkflowInstance>(type, starter->second, options_.panic_policy);
     instance->set_execution(task.workflow_execution().workflow_id(), run_id);
     instance->set_blobs(&blobs_);
   }
+  const auto applying = std::chrono::steady_clock::now();
   TaskHistory history(connection_, task, instance->last_event_id() + 1, options_.history_page_events);
   ApplyResult activation = history.apply([&instance](const v1::History& chunk) { return instance->apply(chunk); });
+  if (options_.metrics != nullptr) {
+    (replay ? options_.metrics->sticky_cache_miss : options_.metrics->sticky_cache_hit).inc();
+    if (replay) options_.metrics->replay_latency.observe(std::chrono::steady_clock::now() - applying);
+  }
   // Local activities keep the task until 80 % of its timeout (Temporal's
   // share); then it completes with what it has and asks for the next task
   // at once, which waits for them on.
@@ -129,6 +136,7 @@ std::optional<WorkflowTaskRunner::TaskFailure> WorkflowTaskRunner::complete(cons
   // Back in the cache before the answer: the run's next task may reach
   // another thread as soon as the server has the answer.
   lease.release(keep ? std::move(instance) : nullptr);
+  if (options_.metrics != nullptr) options_.metrics->sticky_cache_size.set(static_cast<double>(cache_.size()));
   try {
     v1::CompleteWorkflowTaskResponse answer = connection_.complete_workflow_task(done);
     for (v1::PollActivityTaskResponse& activity : *answer.mutable_activity_tasks()) {

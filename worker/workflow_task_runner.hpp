@@ -23,6 +23,7 @@
 #include "reprise/v1/service.pb.h"
 #include "worker/local_activity_executor.hpp"
 #include "worker/sticky_cache.hpp"
+#include "worker/worker_metrics.hpp"
 
 namespace reprise::worker {
 
@@ -68,6 +69,8 @@ struct WorkflowTaskOptions {
   std::function<void()> wait_for_lease{};
   // Where warnings go (a line without its newline). Null: stderr.
   std::function<void(const std::string&)> log{};
+  // Cache hits and misses, replays (the worker's). Null: none counted.
+  const WorkerMetrics* metrics = nullptr;
 };
 
 class WorkflowTaskRunner {

@@ -31,6 +31,7 @@
 #include "reprise/client.hpp"
 #include "reprise/detail/workflow_starter.hpp"
 #include "reprise/export.hpp"
+#include "reprise/metrics.hpp"
 #include "reprise/workflow.hpp"
 
 namespace reprise::worker {
@@ -38,6 +39,7 @@ class LocalActivityExecutor;
 class StickyCache;
 class TaskPool;
 class WorkflowTaskRunner;
+struct WorkerMetrics;
 }  // namespace reprise::worker
 
 namespace reprise {
@@ -96,6 +98,12 @@ struct WorkerOptions {
   // the workflow task its result wakes in the same reply, and runs it with
   // no poll. Needs cache_size > 0.
   bool eager_workflow_tasks = true;
+  // Where the worker counts what it does: task slots used, the sticky
+  // cache's size, hits and misses, replays, activity latency and failures,
+  // poll latency (docs/operations.md, "Metrics"). The program serves it as
+  // it likes (Registry::scrape() is the Prometheus text). Null: nothing is
+  // counted. Several workers may share one; the worker keeps it alive.
+  std::shared_ptr<metrics::Registry> metrics{};
 };
 
 class REPRISE_EXPORT Worker {
@@ -151,6 +159,7 @@ class REPRISE_EXPORT Worker {
   std::map<std::string, ActivityRunner> activities_;
   std::string sticky_queue_;  // this worker's own queue for the workflows it caches
   std::unique_ptr<worker::StickyCache> cache_;
+  std::unique_ptr<worker::WorkerMetrics> metrics_;                   // before the pools: their jobs count into it
   std::unique_ptr<EagerSlots> eager_slots_;                          // activity threads held for eager activities
   std::shared_ptr<EagerStart> eager_start_;                          // registered with the connection while running
   std::unique_ptr<worker::LocalActivityExecutor> local_activities_;  // runs ctx.execute_local on the activity pool
