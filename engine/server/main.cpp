@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
   if (registry) {
-    add_server_metrics(*registry, **engine, flags.db);
+    add_server_metrics(*registry, **engine, (*store)->blobs(), flags.db);
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
     interceptors.push_back(request_metrics_interceptor(*registry));
     builder.experimental().SetInterceptorCreators(std::move(interceptors));

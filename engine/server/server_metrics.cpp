@@ -22,7 +22,7 @@ std::vector<double> batch_size_bounds() {
 
 }  // namespace
 
-void add_server_metrics(metrics::Registry& r, Engine& engine, const std::string& db_path) {
+void add_server_metrics(metrics::Registry& r, Engine& engine, BlobStore& blobs, const std::string& db_path) {
   metrics::GaugeFamily backlog =
       r.gauges("approximate_backlog_count", "Tasks waiting for a worker, by task queue and task type.",
                {"task_queue", "task_type"});
@@ -54,7 +54,12 @@ void add_server_metrics(metrics::Registry& r, Engine& engine, const std::string&
   metrics::GaugeFamily file_bytes =
       r.gauges("persistence_file_size_bytes", "Size of the database's files, by file (database, wal).", {"file"});
 
-  r.on_scrape([=, &engine] {
+  metrics::Gauge blob_count =
+      r.gauges("persistence_blobs", "Claim-check blobs stored (complete uploads), referenced or not yet collected.")
+          .with();
+  metrics::Gauge blob_bytes = r.gauges("persistence_blob_bytes", "The bytes of those blobs.").with();
+
+  r.on_scrape([=, &engine, &blobs] {
     backlog.zero_all();
     parked.zero_all();
     for (const QueueLoad& q : engine.queue_loads()) {
@@ -79,6 +84,10 @@ void add_server_metrics(metrics::Registry& r, Engine& engine, const std::string&
     checkpoints.with({"failed"}).set_total(s.checkpoints.failed);
     file_bytes.with({"database"}).set(static_cast<double>(file_size(db_path)));
     file_bytes.with({"wal"}).set(static_cast<double>(file_size(db_path + "-wal")));
+    if (Result<BlobTotals> stored = blobs.totals()) {
+      blob_count.set(static_cast<double>(stored->blobs));
+      blob_bytes.set(static_cast<double>(stored->bytes));
+    }
   });
 }
 

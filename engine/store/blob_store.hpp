@@ -46,6 +46,12 @@ class BlobReader {
   virtual Result<std::string> next_chunk() = 0;
 };
 
+// The complete blobs stored now (the metrics' scrape).
+struct BlobTotals {
+  int64_t blobs = 0;
+  int64_t bytes = 0;
+};
+
 struct GcStats {
   int64_t blobs_deleted = 0;
   int64_t bytes_freed = 0;
@@ -64,6 +70,9 @@ class BlobStore {
   // with the stats of the batches done (a shutdown must not wait for a whole
   // collection of a large store).
   virtual Result<GcStats> collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop = {}) = 0;
+  // One read of the whole blob table: for a scrape every few seconds, not
+  // for a request path. UNIMPLEMENTED where the store keeps no such count.
+  virtual Result<BlobTotals> totals() { return Status(StatusCode::kUnimplemented, "no blob totals"); }
 
   // Whole-value conveniences over the streaming calls.
   Result<BlobInfo> put(std::string_view bytes);

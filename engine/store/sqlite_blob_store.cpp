@@ -214,6 +214,15 @@ Result<BlobInfo> SqliteBlobStore::stat(const Sha256Digest& sha256) {
   return BlobInfo{sha256, s->column_int(0), false};
 }
 
+Result<BlobTotals> SqliteBlobStore::totals() {
+  ReadPool::Lease db = readers_.acquire();
+  Result<Statement> s = db->prepare("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM blobs WHERE complete = 1");
+  if (!s) return s.status();
+  Result<bool> row = s->step();
+  if (!row) return row.status();
+  return BlobTotals{s->column_int(0), s->column_int(1)};
+}
+
 Result<GcStats> SqliteBlobStore::collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop) {
   const int64_t cutoff = to_unix_nanos(clock_.now() - grace);
   // Unreferenced blobs, then abandoned uploads (their chunks go with them,

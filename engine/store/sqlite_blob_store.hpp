@@ -40,6 +40,7 @@ class SqliteBlobStore final : public BlobStore {
   Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256) override;
   Result<BlobInfo> stat(const history::Sha256Digest& sha256) override;
   Result<GcStats> collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop) override;
+  Result<BlobTotals> totals() override;
 
  private:
   friend class SqliteBlobWriter;

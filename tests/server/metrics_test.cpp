@@ -116,6 +116,18 @@ TEST(ServerMetrics, CountsWorkflowsRequestsAndCommitsOfARealServer) {
   ASSERT_TRUE(complete(stub, next_workflow_task(stub).task_token(), {start_timer("z")}).ok());
   ASSERT_TRUE(complete(stub, next_workflow_task(stub).task_token(), {finish("ok")}).ok());
 
+  // A blob uploaded (claim-check).
+  {
+    grpc::ClientContext context;
+    v1::PutPayloadResponse uploaded;
+    auto writer = stub.PutPayload(&context, &uploaded);
+    v1::PutPayloadChunk chunk;
+    chunk.set_data(std::string(5000, 'b'));
+    ASSERT_TRUE(writer->Write(chunk));
+    writer->WritesDone();
+    ASSERT_TRUE(writer->Finish().ok());
+  }
+
   // One waits for a worker: the queue's backlog.
   ASSERT_TRUE(call(stub, &Stub::StartWorkflow, typed_start("w", "waits"), &started).ok());
 
@@ -155,6 +167,9 @@ TEST(ServerMetrics, CountsWorkflowsRequestsAndCommitsOfARealServer) {
   EXPECT_GT(value_of(page, "persistence_fsync_total{file=\"wal\"}"), 0);
   EXPECT_GT(value_of(page, "persistence_transitions_total"), 0);
   EXPECT_GT(value_of(page, "persistence_file_size_bytes{file=\"database\"}"), 0);
+  EXPECT_EQ(value_of(page, "persistence_blobs"), 1);
+  EXPECT_EQ(value_of(page, "persistence_blob_bytes"), 5000);
+  EXPECT_EQ(value_of(page, "service_requests_total{operation=\"PutPayload\"}"), 1);
   EXPECT_EQ(server.terminate(), 0);
 }
 
