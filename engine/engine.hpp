@@ -461,6 +461,9 @@ class Engine {
     v1::WorkflowQuery query;
     Reply<v1::QueryWorkflowResponse> reply;
     Deadlines::Id deadline = 0;
+    // While the run's first workflow task has not completed: the watch that
+    // looks again at each change of the run (0 once the query is on the queue).
+    uint64_t first_task_watch = 0;
   };
   // Ids for tasks that live only in matching (query and sticky tasks):
   // negative, so they never meet a stored task's id.
@@ -474,6 +477,9 @@ class Engine {
   // The pending query a worker's token names: its id, issued by this
   // process (the epoch), for the execution the token names.
   std::optional<PendingQuery> take_query(const internal::TaskToken& token);
+  // Puts query `id` on the run's queue once the run has a completed workflow
+  // task (or has closed), looking again at each change of the run.
+  void dispatch_query_after_first_task(uint64_t id, int64_t task_id, const ExecutionKey& key, const std::string& queue);
   // A poller took query task `task`: hand it the query and the history.
   void start_query_task(const TaskRecord& task, const internal::TaskPayload& payload, int page_events,
                         Reply<v1::PollWorkflowTaskResponse> reply, std::function<void()> poll_again);

@@ -5,7 +5,11 @@
 // handed out), replays, runs the query handler and answers through the
 // task's token. The answer goes straight back to the waiting client; a query
 // that no worker answers in time (its timeout, cut to max_query_wait) ends
-// with DEADLINE_EXCEEDED. Waiting queries are bounded by max_pending_queries,
+// with DEADLINE_EXCEEDED. A query of a run whose first workflow task has not
+// completed waits for that task before it goes to a worker, as Temporal's
+// server makes it wait: before, there is no state a query could read, and a
+// worker could only make one by running the code of the task in flight (its
+// side effects included). Waiting queries are bounded by max_pending_queries,
 // apart from the requests that change workflows. Query tasks are
 // lost on restart, like the client calls waiting for them.
 #include "engine/engine.hpp"
@@ -37,7 +41,6 @@ void Engine::query_workflow(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
 void Engine::query_blocking(v1::QueryWorkflowRequest request, Reply<v1::QueryWorkflowResponse> reply) {
   Result<LoadedExecution> loaded = load_execution(request.namespace_(), request.workflow_execution());
   if (!loaded) return reply(loaded.status());
-  const std::string& ns = loaded->key.namespace_id;
   const ExecutionKey& key = loaded->key;
   const internal::ExecutionState& state = loaded->state;
 
@@ -61,19 +64,64 @@ void Engine::query_blocking(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
     *q.query.mutable_args() = request.args();
     q.reply = std::move(reply);
     const std::string queue = state.task_queue().name();
-    q.deadline = deadlines_.schedule(deadlines_.now() + timeout, [this, id, task_id, ns, queue, timeout, clamped] {
+    q.deadline = deadlines_.schedule(deadlines_.now() + timeout, [this, id, task_id, key, queue, timeout, clamped] {
       if (auto expired = take_query(id)) {
-        matching_.remove({ns, TaskKind::kWorkflowTask, queue}, task_id);
+        const bool waited_for_first_task = expired->first_task_watch != 0;
+        if (waited_for_first_task) unwatch(key, expired->first_task_watch);
+        matching_.remove({key.namespace_id, TaskKind::kWorkflowTask, queue}, task_id);
+        const std::string what = waited_for_first_task
+                                     ? "query '" + expired->query.query_type() +
+                                           "' waited for the run's first workflow task, which did not complete"
+                                     : "no worker answered query '" + expired->query.query_type() + "'";
         expired->reply(Status::deadline_exceeded(
-            "no worker answered query '" + expired->query.query_type() + "' within " + std::to_string(timeout.count()) +
-            " ms" + (clamped ? ", the server's limit (--max-query-wait-ms), shorter than the query's timeout" : "") +
+            what + " within " + std::to_string(timeout.count()) + " ms" +
+            (clamped ? ", the server's limit (--max-query-wait-ms), shorter than the query's timeout" : "") +
             " (is a worker polling task queue '" + queue + "'?)"));
       }
     });
   }
+  if (state.status() == v1::WORKFLOW_EXECUTION_STATUS_RUNNING && state.last_completed_started_event_id() == 0) {
+    return dispatch_query_after_first_task(id, task_id, key, state.task_queue().name());
+  }
   internal::TaskPayload payload;
   payload.set_query_id(id);
   matching_.add({task_id, TaskKind::kWorkflowTask, state.task_queue().name(), key, payload.SerializeAsString()});
+}
+
+void Engine::dispatch_query_after_first_task(uint64_t id, int64_t task_id, const ExecutionKey& key,
+                                             const std::string& queue) {
+  // Watch before reading: a completion committed after the read would
+  // otherwise wake nobody until the query's deadline. A watch wakes once.
+  const uint64_t watch_id = watch(key, [this, id, task_id, key, queue] {
+    executor_.post([this, id, task_id, key, queue] { dispatch_query_after_first_task(id, task_id, key, queue); });
+  });
+  // Records the watch (0: none left) on the query; false once the query was
+  // answered, timed out or dropped by shutdown.
+  auto note_watch = [this, id](uint64_t watching) {
+    std::lock_guard lock(query_mu_);
+    auto it = queries_.find(id);
+    if (it == queries_.end()) return false;
+    it->second.first_task_watch = watching;
+    return true;
+  };
+  if (!note_watch(watch_id)) return unwatch(key, watch_id);
+  Result<ExecutionRecord> record = store_.get_execution(key);
+  internal::ExecutionState state;
+  const bool readable = record && history::parse_stored(record->state, state);
+  const bool waiting = readable && record->status == v1::WORKFLOW_EXECUTION_STATUS_RUNNING &&
+                       state.last_completed_started_event_id() == 0;
+  if (waiting) return;  // the watch looks again at the run's next change
+  unwatch(key, watch_id);
+  if (!note_watch(0)) return;
+  if (!readable) {
+    // Deleted by retention meanwhile, or a store error.
+    if (auto q = take_query(id))
+      q->reply(record ? Status::internal("the run's state does not parse") : record.status());
+    return;
+  }
+  internal::TaskPayload payload;
+  payload.set_query_id(id);
+  matching_.add({task_id, TaskKind::kWorkflowTask, queue, key, payload.SerializeAsString()});
 }
 
 std::optional<Engine::PendingQuery> Engine::take_query(uint64_t query_id) {

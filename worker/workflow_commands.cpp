@@ -214,7 +214,7 @@ v1::Payloads WorkflowInstance::side_effect(const std::function<v1::Payloads()>& 
 bool WorkflowInstance::patched(const std::string& id) {
   auto decided = patch_decisions_.find(id);
   if (decided != patch_decisions_.end()) return decided->second;
-  const bool patched = !replaying_ || first_activation_for_query_ || recorded_markers_.patches.contains(id);
+  const bool patched = !replaying_ || recorded_markers_.patches.contains(id);
   if (patched) commands_.push_back(std::make_shared<MarkerMachine>(marker_command(kPatchMarker, id)));
   patch_decisions_[id] = patched;
   return patched;

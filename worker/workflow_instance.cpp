@@ -346,14 +346,10 @@ v1::Payload WorkflowInstance::load_payload(const v1::Payload& claim_check) {
 
 Result<v1::Payloads> WorkflowInstance::query(const std::string& name) {
   if (!started_) {
-    // No task has completed yet: run the first activation (as its pending
-    // task will) so the handlers exist; its commands are not sent.
-    replaying_ = true;
-    first_activation_for_query_ = true;
-    commands_.clear();
-    const Status activated = activate();
-    first_activation_for_query_ = false;
-    REPRISE_RETURN_IF_ERROR(activated);
+    // Running the first activation would run the code of a task that has
+    // not completed (its side effects too) for state that may never exist.
+    return Status::failed_precondition("workflow '" + workflow_type_ + "' has completed no workflow task: query '" +
+                                       name + "' has no state to read");
   }
   if (body_ != nullptr && body_->finished()) {
     // The workflow function has returned or thrown: the state its handlers

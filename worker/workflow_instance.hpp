@@ -65,9 +65,11 @@ class WorkflowInstance final : public detail::WorkflowCore, public FutureResolve
   ApplyResult replay_completed(const v1::History& events);
 
   // Runs the handler of query `name` on the state the applied history left
-  // (as of its last completed task; before the first, as the first will).
-  // NOT_FOUND names the queries the workflow answers; a throwing handler is
-  // INTERNAL with its message.
+  // (as of its last completed task). Before any task has completed there is
+  // no such state and no code runs: FAILED_PRECONDITION (the server holds a
+  // query until the first task completes, so only a run that closed before
+  // its first task gets here). NOT_FOUND names the queries the workflow
+  // answers; a throwing handler is INTERNAL with its message.
   Result<v1::Payloads> query(const std::string& name);
 
   // Who the instance is, from the task it works on (the worker sets it
@@ -178,9 +180,6 @@ class WorkflowInstance final : public detail::WorkflowCore, public FutureResolve
   bool completion_issued_ = false;
   bool closed_ = false;
   bool replaying_ = false;
-  // Running the first activation only to answer a query: no history yet,
-  // so patched() answers as the first task will, taking the new code.
-  bool first_activation_for_query_ = false;
   bool cancel_requested_ = false;  // WorkflowExecutionCancelRequested applied
   bool cancel_delivered_ = false;  // ... and the pending work canceled
   bool diverged_ = false;          // a non-determinism was found

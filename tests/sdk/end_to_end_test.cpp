@@ -1,6 +1,7 @@
 // The SDK against a real reprise-server: typed workflows and activities on a
 // Worker, started and awaited through a Client.
 #include <atomic>
+#include <future>
 #include <thread>
 
 #include "../server/server_harness.hpp"
@@ -226,6 +227,104 @@ Workflow<std::string> stepper(WorkflowContext& ctx, int64_t steps) {
   co_return out;
 }
 inline constexpr WorkflowDef<&stepper> stepper_wf{"stepper"};
+
+// Queries while a workflow task is in flight (docs/sdk.md, "Queries"): the
+// run's first task, then a later one, is held inside its code (a side
+// effect, then a local activity, each waiting for the test) while a query
+// arrives. No code of the task in flight may run for the query: before the
+// first task has completed the query waits for it (as Temporal's server
+// does) and answers the state that task left; during a later task it
+// answers at once from the tasks completed before.
+std::atomic<int> held_side_effects{0};
+std::atomic<int> held_local_runs{0};
+std::atomic<int> released_tasks{0};
+
+// Holds the calling task until the test has released `task` tasks (10 s at most).
+void hold_until_released(int task) {
+  for (int i = 0; i < 2000 && released_tasks.load() < task; ++i) std::this_thread::sleep_for(5ms);
+}
+
+std::string held_local(ActivityContext&, std::string step) {
+  ++held_local_runs;
+  hold_until_released(2);
+  return step + " done";
+}
+inline constexpr Activity<&held_local> held_local_activity{"held_local"};
+inline constexpr Query<std::string> stage_query{"stage"};
+inline constexpr Signal<int64_t> next_task{"next"};
+
+Workflow<std::string> held_tasks(WorkflowContext& ctx) {
+  std::string stage = "not started";
+  ctx.on_query(stage_query, [&stage] { return stage; });
+  ctx.side_effect([] {
+    ++held_side_effects;
+    hold_until_released(1);
+    return 1;
+  });
+  ctx.log("held-tasks: the first task ran");
+  stage = "first task done";
+  co_await ctx.wait(next_task);
+  stage = co_await ctx.execute_local(held_local_activity, LocalActivityOptions::start_to_close(20s),
+                                     std::string("second task"));
+  ctx.side_effect([] { return ++held_side_effects; });
+  ctx.log("held-tasks: the second task ran");
+  co_await ctx.wait(next_task);
+  co_return stage;
+}
+inline constexpr WorkflowDef<&held_tasks> held_tasks_wf{"held_tasks"};
+
+int occurrences(const std::string& text, const std::string& part) {
+  int n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST(Sdk, AQueryRunsNoCodeOfATaskInFlightAndBeforeTheFirstTaskWaitsForIt) {
+  held_side_effects = 0;
+  held_local_runs = 0;
+  released_tasks = 0;
+  TempDir dir;
+  Server server(dir.file("held-query.db"));
+  auto connection = Connection::remote(server.address());
+  Client client(connection);
+  // Two workflow threads: one holds the task, the other is free for the query.
+  Worker worker(connection, {.task_queue = "held", .workflow_threads = 2, .activity_threads = 1});
+  worker.register_workflow(held_tasks_wf);
+  worker.register_activity(held_local_activity);
+  testing::internal::CaptureStderr();
+  worker.start();
+  auto run = client.start(held_tasks_wf, {.id = "held-1", .task_queue = "held"});
+  for (int i = 0; i < 500 && held_side_effects.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(held_side_effects.load(), 1) << "the first task never reached its side effect";
+
+  auto early = std::async(std::launch::async, [&client] { return client.query("held-1", stage_query); });
+  EXPECT_EQ(early.wait_for(500ms), std::future_status::timeout) << "answered before the first task completed";
+  EXPECT_EQ(held_side_effects.load(), 1) << "the query ran the first task's side effect";
+  released_tasks = 1;
+  EXPECT_EQ(early.get(), "first task done") << "the state the first task left";
+
+  client.signal("held-1", next_task, 1);
+  for (int i = 0; i < 500 && held_local_runs.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(held_local_runs.load(), 1) << "the second task never reached its local activity";
+  EXPECT_EQ(client.query("held-1", stage_query), "first task done")
+      << "answered during the second task, from the first";
+  EXPECT_EQ(held_local_runs.load(), 1) << "the query ran the local activity of the task in flight";
+  EXPECT_EQ(held_side_effects.load(), 1) << "the query ran a side effect";
+  released_tasks = 2;
+  std::string stage;
+  for (int i = 0; i < 100 && (stage = client.query("held-1", stage_query)) != "second task done"; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(stage, "second task done");
+  client.signal("held-1", next_task, 2);
+  EXPECT_EQ(run.result(), "second task done");
+  worker.stop();
+  const std::string logged = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(occurrences(logged, "held-tasks: the first task ran"), 1) << logged;
+  EXPECT_EQ(occurrences(logged, "held-tasks: the second task ran"), 1) << logged;
+  EXPECT_EQ(held_side_effects.load(), 2);
+  EXPECT_EQ(held_local_runs.load(), 1);
+}
 
 TEST(Sdk, ACachedWorkflowMovesOnWithoutReplayAndAnUncachedOneReplays) {
   TempDir dir;

@@ -347,6 +347,13 @@ bool refused_as_returned(const Status& status) {
          status.message().find("has returned: query 'progress' is answered only while") != std::string::npos;
 }
 
+// A run that closed before its first workflow task completed has no state to
+// query: the worker runs none of its code to make one up.
+bool refused_as_never_run(const Status& status) {
+  return status.code() == StatusCode::kInvalidArgument &&
+         status.message().find("has completed no workflow task: query 'progress'") != std::string::npos;
+}
+
 // A query sees the state as of the run's last completed workflow task: the
 // parts the workflow has so far, which must begin the model's result.
 void Simulation::query_progress(Tracked& w) {
@@ -399,7 +406,7 @@ void Simulation::query_closed(Tracked& w) {
           w.final_query_done = true;
           return;
         }
-        if (refused_as_returned(out.status())) {
+        if (refused_as_returned(out.status()) || refused_as_never_run(out.status())) {
           ++closed_queries_refused_;
           w.final_query_done = true;
           return;
