@@ -200,8 +200,11 @@ bool TransitionWriter::narrow(std::deque<Pending>& batch) {
 bool TransitionWriter::wait_for_space(const Status& error) {
   const auto now = std::chrono::steady_clock::now();
   if (!stall_.stalled) {
-    stall_ = WriteStall{true, "", 0, 0, std::chrono::seconds(0)};
+    // Attempts of short stalls that were not reported are counted into the
+    // next line.
+    stall_ = WriteStall{true, "", 0, stall_.unreported, std::chrono::seconds(0)};
     stall_began_ = now;
+    stall_reported_ = false;
   }
   ++stall_.attempts;
   ++stall_.unreported;
@@ -212,10 +215,15 @@ bool TransitionWriter::wait_for_space(const Status& error) {
     problem_ = "the store cannot write (" + stall_.error + ") for " + std::to_string(stall_.duration.count()) +
                " s; every write waits and is tried again (" + std::to_string(stall_.attempts) + " attempts so far)";
   }
-  if (stall_.attempts == 1 || now - last_report_ >= std::chrono::seconds(10)) {
+  // A line at a stall's first failure, then one every 10 s, counting from
+  // the last line of any stall: near a full disk, short stalls in a row
+  // (a commit fails, a checkpoint frees room, the retry goes through) make
+  // one line per 10 s, not two per stall.
+  if (last_report_ == std::chrono::steady_clock::time_point{} || now - last_report_ >= std::chrono::seconds(10)) {
     if (report_) report_(stall_);
     stall_.unreported = 0;
     last_report_ = now;
+    stall_reported_ = true;
   }
   // What a checkpoint frees goes back to the file system: the WAL is the
   // file that grew. It fails while the disk is full, and that is fine.
@@ -236,13 +244,17 @@ void TransitionWriter::stop_waiting_for_space() {
 }
 
 void TransitionWriter::end_stall() {
+  const auto now = std::chrono::steady_clock::now();
   stall_.stalled = false;
-  stall_.duration = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - stall_began_);
+  stall_.duration = std::chrono::duration_cast<std::chrono::seconds>(now - stall_began_);
   {
     std::lock_guard lock(mu_);
     problem_.clear();
   }
+  if (!stall_reported_) return;  // nobody heard of it: no news that it ended
   if (report_) report_(stall_);
+  stall_.unreported = 0;
+  last_report_ = now;
 }
 
 std::vector<Result<CommitResult>> TransitionWriter::attempt_batch(std::deque<Pending>& batch) {

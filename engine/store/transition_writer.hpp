@@ -71,6 +71,11 @@ struct WriteStall {
   int64_t unreported = 0;            // of which since the previous report
   std::chrono::seconds duration{0};  // since the stall began
 };
+// Hears of writes waiting for room: at a stall's first failure, every 10 s
+// while it lasts, and when it ends; never twice within 10 s, across stalls
+// too (near a full disk a stall can begin and end several times a second):
+// a stall that begins within 10 s of the last report is counted into the
+// next report's `unreported`, and its end, if it was never reported, is not.
 using StallReport = std::function<void(const WriteStall&)>;
 
 class TransitionWriter {
@@ -149,7 +154,8 @@ class TransitionWriter {
   // The stall in progress (writer thread); problem_ is read by others.
   WriteStall stall_;
   std::chrono::steady_clock::time_point stall_began_, last_report_;
-  std::string problem_;  // under mu_
+  bool stall_reported_ = false;  // the stall in progress has had a line
+  std::string problem_;          // under mu_
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

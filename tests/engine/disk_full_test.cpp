@@ -100,6 +100,36 @@ class DiskFullTest : public ::testing::Test {
   std::unique_ptr<Engine> engine_;
 };
 
+// Near a full disk a commit can fail, free room and go through on its retry
+// several times a second; the log hears of that once per 10 s, not twice per
+// stall (it was about 6 lines a second).
+TEST_F(DiskFullTest, ShortStallsInARowAreReportedOncePer10Seconds) {
+  v1::StartWorkflowRequest start;
+  start.set_workflow_id("wf");
+  start.mutable_workflow_type()->set_name("hello");
+  start.mutable_task_queue()->set_name("greetings");
+  ASSERT_TRUE(call(&Engine::start_workflow, start).is_ok());
+  for (int stall = 0; stall < 3; ++stall) {
+    fill_disk();
+    v1::SignalWorkflowRequest r;
+    r.mutable_workflow_execution()->set_workflow_id("wf");
+    r.set_signal_name("poke");
+    r.mutable_input()->add_payloads()->set_data(std::string(8 << 10, 'p'));
+    auto answer = std::make_shared<std::promise<Status>>();
+    auto signaled = answer->get_future();
+    engine_->signal_workflow(r, [answer](Result<v1::SignalWorkflowResponse> out) { answer->set_value(out.status()); });
+    std::this_thread::sleep_for(300ms);
+    ASSERT_EQ(signaled.wait_for(0s), std::future_status::timeout) << "stall " << stall << " did not stall";
+    free_disk();
+    ASSERT_EQ(signaled.wait_for(15s), std::future_status::ready);
+    EXPECT_TRUE(signaled.get().is_ok());
+  }
+  const auto lines = reports();
+  ASSERT_EQ(lines.size(), 2u) << "the first stall's start and end; the two after it, within 10 s, are silent";
+  EXPECT_TRUE(lines[0].stalled);
+  EXPECT_FALSE(lines[1].stalled);
+}
+
 TEST_F(DiskFullTest, WritesWaitWhileTheDiskIsFullAndEveryAcknowledgedWorkflowGoesOnOnceSpaceIsBack) {
   constexpr int kWorkflows = 20;
   for (int i = 0; i < kWorkflows; ++i) {
@@ -129,7 +159,9 @@ TEST_F(DiskFullTest, WritesWaitWhileTheDiskIsFullAndEveryAcknowledgedWorkflowGoe
   const std::string problem = describe("wf-0").server_problem();
   EXPECT_NE(problem.find("cannot write"), std::string::npos) << "describe gives no hint: '" << problem << "'";
   EXPECT_NE(problem.find("full"), std::string::npos) << problem;
-  EXPECT_EQ(engine_->server_problem(), problem);
+  // The same problem; its time and attempts may have moved on since.
+  const std::string what = problem.substr(0, problem.find(" for "));
+  EXPECT_EQ(engine_->server_problem().substr(0, what.size()), what);
   ASSERT_EQ(reports().size(), 1u) << "one report at the first failure, the next after 10 s";
   EXPECT_TRUE(reports()[0].stalled);
 
