@@ -10,6 +10,7 @@ namespace {
 
 uint32_t side_effect_calls = 0;
 uint64_t local_calls = 0;
+int code_version = 2;
 
 // Retries after 1 s, 1.5 s, ... up to 10 s; an attempt that runs past its
 // 10 s start-to-close timeout is retried too.
@@ -112,7 +113,9 @@ Task<std::string> run_step(WorkflowContext& ctx, const Step& step, size_t i) {
       co_return "s" + n;
     }
     case StepKind::kPatch:
-      co_return ctx.patched("p" + n) ? "P" + n : "unpatched" + n;
+      if (code_version >= 2 && ctx.patched("p" + n)) co_return "P" + n;
+      co_await ctx.sleep(std::chrono::seconds(1));
+      co_return "O" + n;
     case StepKind::kAwaitCancel:
       co_await ctx.wait(never_signal);
       co_return "";
@@ -135,6 +138,8 @@ Task<std::string> run_step(WorkflowContext& ctx, const Step& step, size_t i) {
 }
 
 }  // namespace
+
+void set_code_version(int version) { code_version = version; }
 
 void reset_side_effect_calls() {
   side_effect_calls = 0;

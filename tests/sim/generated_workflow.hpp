@@ -32,7 +32,10 @@
 //   side effect  "s<i>": a side_effect() whose value (a count of calls,
 //                different on every call) picks whether a 1 s timer runs,
 //                so a replay that computed it again would diverge;
-//   patch        "P<i>": patched("p<i>") taken (every run is new code);
+//   patch        a code change: version 1 of the code sleeps 1 s and adds
+//                "O<i>"; version 2 asks patched("p<i>") and, taken, adds
+//                "P<i>" at once, or else runs version 1's path (a history
+//                version 1 recorded the step in replays it);
 //   continue     nothing: the run continues as new with the same steps,
 //                carrying the parts so far and the index of the next step;
 //   await-cancel nothing: waits for a signal nobody sends, so only a cancel
@@ -120,6 +123,11 @@ struct Carried {
   uint32_t next_step = 0;
   MSGPACK_DEFINE(parts, next_step);
 };
+
+// The version of the code the workers run (1 or 2; see "patch"), for
+// every worker at once: the simulation sets it at its start and when it
+// restarts all workers with new code.
+void set_code_version(int version);
 
 // The values side effects compute: a count of calls in this process, so
 // no two calls give the same. Reset at the start of each simulated run, so

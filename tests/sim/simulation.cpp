@@ -1,5 +1,6 @@
 #include "simulation.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,7 +56,9 @@ bool continues_as_new(const WorkflowSpec& spec) {
 // steps).
 using Parts = std::vector<std::set<std::string>>;
 
-Parts model_parts(const std::string& id, const std::vector<Step>& steps) {
+// `upgraded`: the workers' code changes from version 1 to 2 mid-run, so a
+// patch step took either path (check_patches() says which it must have).
+Parts model_parts(const std::string& id, const std::vector<Step>& steps, bool upgraded) {
   Parts out;
   int signal = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -88,7 +91,7 @@ Parts model_parts(const std::string& id, const std::vector<Step>& steps) {
         }
         // Every combination of the child's own parts, joined by ';'.
         std::set<std::string> results{""};
-        for (const auto& allowed : model_parts(step.child_id, step.child)) {
+        for (const auto& allowed : model_parts(step.child_id, step.child, upgraded)) {
           std::set<std::string> longer;
           for (const auto& so_far : results) {
             for (const auto& part : allowed) longer.insert(so_far + (so_far.empty() ? "" : ";") + part);
@@ -113,7 +116,11 @@ Parts model_parts(const std::string& id, const std::vector<Step>& steps) {
         out.push_back({"x" + n});
         break;
       case StepKind::kPatch:
-        out.push_back({"P" + n});
+        if (upgraded) {
+          out.push_back({"P" + n, "O" + n});
+        } else {
+          out.push_back({"P" + n});
+        }
         break;
       case StepKind::kAwaitCancel:
       case StepKind::kContinue:
@@ -220,7 +227,8 @@ class Simulation {
   struct Tracked {
     WorkflowSpec spec;
     Parts model;
-    bool start_acked = false;  // a child's start is its parent's business: true from the outset
+    bool start_acked = false;                  // a child's start is its parent's business: true from the outset
+    std::optional<Duration> first_start_sent;  // when the client first asked to start it
     int signals_acked = 0;
     Outcome outcome;
     bool close_acked = false;  // the client's cancel or terminate
@@ -246,6 +254,7 @@ class Simulation {
   void check_history(Tracked& w, const v1::History& h, v1::WorkflowExecutionStatus status);
   void check_replay(Tracked& w, const v1::History& h);
   void check_local_activities(Tracked& w, const v1::History& h);
+  void check_patches(Tracked& w, const v1::History& h);
   template <typename Resp>
   std::optional<Resp> direct(std::function<void(Engine&, engine::Reply<Resp>)> invoke);
 
@@ -269,12 +278,14 @@ class Simulation {
   std::set<std::string> children_seen_;  // left-running children a client found running
   bool done_ = false;
   Duration faults_end_{0};
+  Duration upgrade_at_{0};  // zero: no code change
 };
 
 // The client starts the workflow, or, for some with signals, starts it with
 // SignalWithStart carrying signal 0: retried with the same request id
 // until acknowledged, which must neither start a second run nor signal twice.
 void Simulation::start_workflow(Tracked& w) {
+  if (!w.first_start_sent) w.first_start_sent = s_.now();
   v1::StartWorkflowRequest r;
   r.set_workflow_id(w.spec.id);
   r.mutable_workflow_type()->set_name(generated_wf.name);
@@ -370,8 +381,11 @@ void Simulation::query_progress(Tracked& w) {
           ++queries_answered_;
           check_query_answer(w, decoded(out->result()));
         } else if (!transient(out.status()) && !refused_as_returned(out.status()) &&
-                   out.status().message().find("could not read the workflow's history") == std::string::npos) {
-          // (A worker whose history pages were lost on the network answers with that error.)
+                   out.status().message().find("could not read the workflow's history") == std::string::npos &&
+                   out.status().message().find("has completed no workflow task") == std::string::npos) {
+          // (A worker whose history pages were lost on the network answers
+          // with that error; a run terminated before its first workflow task
+          // completed has no state for a query to read, as in Temporal.)
           fail("query " + w.spec.id + ": " + out.status().to_string());
         }
         s_.after(s_.random_duration(1s, 60s), "client query " + w.spec.id, [this, &w] { query_progress(w); });
@@ -698,6 +712,40 @@ void Simulation::check_replay(Tracked& w, const v1::History& h) {
   }
 }
 
+// Patches across a code change: a patch step's part is "P<i>" exactly when
+// its history records the patch marker "p<i>" (version 2 ran the step
+// first), and "O<i>" when version 1 ran it (version 2, replaying that
+// history, must keep the old path); a workflow first started after every
+// worker runs version 2 takes the new path everywhere. Checked for runs
+// that do not continue as new (the final run holds every step's marker).
+void Simulation::check_patches(Tracked& w, const v1::History& h) {
+  std::set<std::string> markers;
+  std::string result;
+  for (const v1::HistoryEvent& e : h.events()) {
+    if (e.has_marker_recorded() && e.marker_recorded().marker_name() == "patch") {
+      auto id = e.marker_recorded().details().find("id");
+      if (id != e.marker_recorded().details().end()) markers.insert(decoded(id->second));
+    }
+    if (e.has_workflow_execution_completed()) result = decoded(e.workflow_execution_completed().result());
+  }
+  if (continues_as_new(w.spec) || result.empty()) return;
+  const std::vector<std::string> parts = split_parts(result);
+  const bool after_upgrade = upgrade_at_ > Duration(0) && w.first_start_sent && *w.first_start_sent > upgrade_at_;
+  for (size_t i = 0; i < w.spec.steps.size(); ++i) {
+    if (w.spec.steps[i].kind != StepKind::kPatch) continue;
+    const std::string n = std::to_string(i);
+    const bool new_path = std::find(parts.begin(), parts.end(), "P" + n) != parts.end();
+    ++kinds_[new_path ? "patch: new path" : "patch: old path"];
+    if (new_path != (markers.count("p" + n) > 0)) {
+      fail(w.spec.id + ": patch step " + n + " took the " + (new_path ? "new" : "old") + " path, but its history " +
+           (new_path ? "has no" : "has the") + " marker p" + n);
+    }
+    if (after_upgrade && !new_path) {
+      fail(w.spec.id + ": started after the upgrade, yet its patch step " + n + " took the old path");
+    }
+  }
+}
+
 // Local activities, at least once: each local step the run got past was
 // run to success at least once (more after a crash or a task that went to
 // another worker), and recorded by exactly one marker, whose attempts and
@@ -781,6 +829,7 @@ void Simulation::check_closed() {
     check_history(w, history->history(), described->info().status());
     check_replay(w, history->history());
     check_local_activities(w, history->history());
+    check_patches(w, history->history());
     if (w.spec.parent.empty()) {
       s_.after(s_.random_duration(0ms, 2s), "client query closed " + id, [this, &w] { query_closed(w); });
     } else {
@@ -797,7 +846,7 @@ SimResult Simulation::run() {
   s_.on_advance([this](Duration now) { follow_clock(now); });
   server_.start();
   const Workload workload = options_.workload ? *options_.workload : generate_workload(options_.seed);
-  auto track = [this](const WorkflowSpec& spec) -> Tracked& {
+  auto track = [this, &workload](const WorkflowSpec& spec) -> Tracked& {
     for (const Step& step : spec.steps) ++kinds_[kind_name(step.kind)];
     if (spec.signal_with_start) ++kinds_["signal-with-start"];
     if (spec.ending == WorkflowSpec::Ending::kCancel) ++kinds_["ends canceled"];
@@ -808,7 +857,7 @@ SimResult Simulation::run() {
       ++kinds_[std::string("child left running, parent-close ") + policies[static_cast<int>(spec.parent_close)]];
     }
     Tracked& w = workflows_[spec.id];
-    w.model = model_parts(spec.id, spec.steps);
+    w.model = model_parts(spec.id, spec.steps, workload.upgrade_at > Duration(0));
     w.outcome = model_outcome(spec);
     w.spec = spec;
     return w;
@@ -822,6 +871,21 @@ SimResult Simulation::run() {
     workers_.push_back(std::make_unique<SimWorker>(s_, network_, workflow_types_, static_cast<int>(i),
                                                    workload.workers[i], done_, activity_log_, options_.verbose));
     workers_.back()->start();
+  }
+
+  // Version 1 of the code until every worker is restarted with version 2.
+  upgrade_at_ = workload.upgrade_at;
+  set_code_version(upgrade_at_ > Duration(0) ? 1 : 2);
+  if (upgrade_at_ > Duration(0)) {
+    s_.after(upgrade_at_, "upgrade", [this] {
+      s_.note("every worker restarted with version 2 of the code");
+      set_code_version(2);
+      ++kinds_["upgrade: workers restarted with new code"];
+      for (size_t i = 0; i < workers_.size(); ++i) {
+        workers_[i]->crash();
+        s_.after(s_.random_duration(100ms, 2s), "worker restart", [this, i] { workers_[i]->start(); });
+      }
+    });
   }
 
   // Faults in the first minutes; then none, and every workflow must close.

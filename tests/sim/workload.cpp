@@ -432,6 +432,15 @@ Workload generate_workload(uint64_t seed) {
     crash.countdown = crash.point == EngineCrash::Point::kBetweenJobs ? 1 : 1 + static_cast<int>(d.random(5));
     w.engine_crashes.push_back(crash);
   }
+  // Half the workloads with a patch step deploy new code mid-run.
+  bool patches = false;
+  for (const WorkflowSpec& spec : w.workflows) {
+    for (const Step& step : spec.steps) patches = patches || step.kind == StepKind::kPatch;
+    for (const WorkflowSpec& child : children(spec)) {
+      for (const Step& step : child.steps) patches = patches || step.kind == StepKind::kPatch;
+    }
+  }
+  if (patches && d.chance(0.5)) w.upgrade_at = d.duration(5s, w.faults_end);
   const int worker_crashes = static_cast<int>(d.random(4));
   for (int i = 0; i < worker_crashes; ++i) {
     WorkerCrash crash;
@@ -454,6 +463,7 @@ std::string to_text(const Workload& w) {
     out << "engine-crash " << ms(c.at) << ' ' << point_name(c.point) << ' ' << c.countdown << '\n';
   }
   for (const auto& c : w.worker_crashes) out << "worker-crash " << ms(c.at) << ' ' << c.worker << '\n';
+  if (w.upgrade_at > Duration(0)) out << "upgrade " << ms(w.upgrade_at) << '\n';
   for (const auto& spec : w.workflows) {
     out << "workflow " << spec.id;
     if (spec.ending == WorkflowSpec::Ending::kCancel) out << " cancel";
@@ -518,6 +528,8 @@ Result<Workload> parse_workload(const std::string& text) {
       if (!known) return bad("unknown crash point '" + args[1] + "'");
       c.countdown = static_cast<int>(n[2]);
       w.engine_crashes.push_back(c);
+    } else if (item == "upgrade" && n.size() == 1) {
+      w.upgrade_at = std::chrono::milliseconds(n[0]);
     } else if (item == "worker-crash" && n.size() == 2) {
       w.worker_crashes.push_back({std::chrono::milliseconds(n[0]), static_cast<int>(n[1])});
     } else if (item == "workflow") {

@@ -12,6 +12,7 @@
 //   worker <workflow pollers> <activity pollers> <cache size> <page events> <eager slots>
 //   engine-crash <at ms> between|before-commit|after-commit <countdown>
 //   worker-crash <at ms> <worker index>
+//   upgrade <at ms>   (all workers restarted with version 2 of the code; none: version 2 throughout)
 //   workflow <id> [cancel] [signal-with-start] : <step> <step> ...
 // A step is a name, with its numbers in parentheses:
 //   activity(fails) timer(s) signal all+spawn(fails,s) any-race(fails,s) local(fails,s)
@@ -73,6 +74,9 @@ struct Workload {
   Duration faults_end{0};
   std::vector<EngineCrash> engine_crashes;
   std::vector<WorkerCrash> worker_crashes;
+  // When every worker is restarted with version 2 of the code (patch
+  // steps); until then they run version 1. Zero: version 2 throughout.
+  Duration upgrade_at{0};
 };
 
 Workload generate_workload(uint64_t seed);
