@@ -52,8 +52,11 @@ v1::StartWorkflowRequest MutableState::next_run_request() const {
   *next.mutable_workflow_run_timeout() = state_.workflow_run_timeout();
   *next.mutable_workflow_task_timeout() = state_.workflow_task_timeout();
   if (state_.has_retry_policy()) *next.mutable_retry_policy() = state_.retry_policy();
-  // No request id: the start's belongs to the first run, and a retry of
-  // that start must not find this one (Temporal gives a new run a new id).
+  // The chain's start request id: a client's StartWorkflow retried after
+  // the run it started continued as new (or was retried) finds the chain's
+  // current run by it and is answered as the same start, not ALREADY_EXISTS
+  // (issue 20, found by the simulator).
+  next.set_request_id(state_.start_request_id());
   return next;
 }
 

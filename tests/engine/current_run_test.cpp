@@ -87,5 +87,34 @@ TEST_F(CurrentRunTest, ARequestForAClosedRunWithoutSuccessorIsStillRefused) {
   EXPECT_EQ(call(&Engine::signal_workflow, r).status().code(), StatusCode::kFailedPrecondition);
 }
 
+// A start retried with its request id after the run it started continued
+// as new (its answer lost) is the same start: it is answered with the
+// chain's run, not ALREADY_EXISTS; and, once the chain has closed, still
+// the same answer. A start with another request id is refused while a run
+// of the chain is open (Temporal's default conflict policy).
+TEST_F(CurrentRunTest, AStartRetriedAfterItsRunContinuedAsNewGetsTheSameAnswer) {
+  auto first = start("chain", "req-1");
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  v1::Command next;
+  next.set_command_type(v1::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
+  next.mutable_continue_as_new_workflow_execution()->mutable_workflow_type()->set_name("hello");
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {next}).is_ok());
+  const std::string continued = current_run("chain");
+  ASSERT_NE(continued, first->run_id());
+
+  auto retried = start("chain", "req-1");
+  ASSERT_TRUE(retried.is_ok()) << "a retry of the start that began the chain: " << retried.status().to_string();
+  EXPECT_FALSE(retried->started());
+  EXPECT_EQ(retried->run_id(), continued);
+  auto other = start("chain", "req-2");
+  EXPECT_EQ(other.status().code(), StatusCode::kAlreadyExists) << "another start while the chain runs";
+
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {complete_with("ok")}).is_ok());
+  auto after_close = start("chain", "req-1");
+  ASSERT_TRUE(after_close.is_ok()) << after_close.status().to_string();
+  EXPECT_FALSE(after_close->started());
+  EXPECT_EQ(after_close->run_id(), continued);
+}
+
 }  // namespace
 }  // namespace reprise::engine

@@ -243,6 +243,7 @@ class Simulation {
   void follow_clock(Duration now) { clock_.set(TimePoint(std::chrono::seconds(1'700'000'000)) + now); }
 
   void start_workflow(Tracked& w);
+  void conflicting_start(Tracked& w);
   void send_signal(Tracked& w, int k, bool retried);
   void close_when_children_run(Tracked& w);
   void send_close(Tracked& w, bool retried);
@@ -294,15 +295,12 @@ void Simulation::start_workflow(Tracked& w) {
   r.set_request_id("start-" + w.spec.id);
   r.mutable_workflow_task_timeout()->set_seconds(10);
   auto answered = [this, &w](Result<v1::StartWorkflowResponse> out) {
-    // A retry whose earlier try started the run (its answer lost) finds
-    // the run it continued as: that run has no start request id
-    // (MutableState::next_run_request, as Temporal gives a new run a new
-    // one), so the retry is not matched and is told the id is in use.
-    if (!out && out.status().code() == StatusCode::kAlreadyExists && continues_as_new(w.spec)) {
-      s_.note("start " + w.spec.id + " found the run it continued as");
-      ++kinds_["start retry found a continued run"];
-      out = v1::StartWorkflowResponse();
-    }
+    // A retry whose earlier try started the run (its answer lost) may find
+    // the run it continued as, which carries the chain's start request id
+    // (MutableState::next_run_request): it is the same start, answered
+    // with that run and not ALREADY_EXISTS.
+    if (out && !out->started() && continues_as_new(w.spec))
+      ++kinds_["start retry answered by a later run of its chain"];
     if (!out) {
       if (!transient(out.status())) fail("start " + w.spec.id + ": " + out.status().to_string());
       s_.after(s_.random_duration(100ms, 1s), "retry start", [this, &w] { start_workflow(w); });
@@ -311,6 +309,10 @@ void Simulation::start_workflow(Tracked& w) {
     w.start_acked = true;
     if (w.spec.signal_with_start) w.signals_acked = 1;
     after_start(w);
+    if (continues_as_new(w.spec)) {
+      s_.after(s_.random_duration(0ms, 20s), "client conflicting start " + w.spec.id,
+               [this, &w] { conflicting_start(w); });
+    }
   };
   if (!w.spec.signal_with_start) {
     network_.call<v1::StartWorkflowResponse>(
@@ -326,6 +328,42 @@ void Simulation::start_workflow(Tracked& w) {
       "signal-with-start " + w.spec.id,
       [sws](Engine& e, engine::Reply<v1::StartWorkflowResponse> reply) { e.signal_with_start(sws, reply); }, 10s,
       answered);
+}
+
+// Another client starts a workflow of the same id (another request id)
+// while its chain of continue-as-new runs is open, or after: it must be
+// refused with ALREADY_EXISTS (the reuse policy rejects a duplicate once
+// the chain has closed), never start a second chain.
+void Simulation::conflicting_start(Tracked& w) {
+  if (done_) return;
+  v1::StartWorkflowRequest r;
+  r.set_workflow_id(w.spec.id);
+  r.mutable_workflow_type()->set_name(generated_wf.name);
+  r.mutable_task_queue()->set_name("sim");
+  *r.mutable_input() = to_payloads(w.spec.steps, Carried{});
+  r.set_request_id("other-start-" + w.spec.id);
+  r.set_workflow_id_reuse_policy(v1::WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE);
+  network_.call<v1::StartWorkflowResponse>(
+      "conflicting start " + w.spec.id,
+      [r](Engine& e, engine::Reply<v1::StartWorkflowResponse> reply) { e.start_workflow(r, reply); }, 10s,
+      [this, &w](Result<v1::StartWorkflowResponse> out) {
+        if (out) {
+          fail("a second start of " + w.spec.id + " with another request id was answered with run " + out->run_id() +
+               (out->started() ? ", started" : ", not started") + "; the model says ALREADY_EXISTS");
+          return;
+        }
+        if (out.status().code() == StatusCode::kAlreadyExists) {
+          const bool open = out.status().message().find("is already running") != std::string::npos;
+          ++kinds_[open ? "conflicting start refused while the chain runs"
+                        : "conflicting start refused after the chain"];
+          return;
+        }
+        if (!transient(out.status())) {
+          fail("a second start of " + w.spec.id + ": " + out.status().to_string());
+          return;
+        }
+        s_.after(s_.random_duration(100ms, 1s), "retry conflicting start", [this, &w] { conflicting_start(w); });
+      });
 }
 
 // Once started: the remaining signals one at a time, then (for a workflow
