@@ -211,8 +211,13 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
   for (int round = 0; round < rounds; ++round) {
     for (int level : levels) {
       for (const std::string& variant : variants) {
-        for (auto& [mode, connection] : connections) {
-          Client client(connection);
+        // The modes in turn, the order reversed every other round: none
+        // always runs right after another's load.
+        std::vector<std::string> modes;
+        for (const auto& [mode, connection] : connections) modes.push_back(mode);
+        if (round % 2 == 1) std::reverse(modes.begin(), modes.end());
+        for (const std::string& mode : modes) {
+          Client client(connections[mode]);
           const v1::GetStorageStatsResponse before = bench::storage_stats(*stats_stub);
           Level l = run_level(client, level, seconds, "r" + std::to_string(tag++), variant == "local", eager_start);
           if (mode == "remote") {
