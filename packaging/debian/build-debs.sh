@@ -112,7 +112,9 @@ shlibs_local_for() {
   done
 }
 
-for package in $packages; do
+# build_package PACKAGE: its DEBIAN files, Depends and .deb (prints the .deb's path).
+build_package() {
+  package=$1
   root="$work/$package"
   mkdir -p "$root/DEBIAN" "$root/usr/share/doc/$package"
   install -m 644 "$source_root/LICENSE" "$root/usr/share/doc/$package/copyright"
@@ -145,4 +147,16 @@ for package in $packages; do
   deb="$out/${package}_${version}_$arch.deb"
   dpkg-deb --build --root-owner-group -Z"$compression" "$root" "$deb" >/dev/null
   echo "$deb"
+}
+
+# In parallel: dpkg-shlibdeps takes seconds per package (reprise-lint's LLVM most).
+pids=""
+for package in $packages; do
+  build_package "$package" &
+  pids="$pids $!"
 done
+failed=0
+for pid in $pids; do
+  wait "$pid" || failed=1
+done
+[ "$failed" = 0 ] || { echo "build-debs: a package failed (above)" >&2; exit 1; }
