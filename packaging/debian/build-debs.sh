@@ -16,7 +16,6 @@ build=$(cd "$1" && pwd)
 mkdir -p "$2"
 out=$(cd "$2" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-source_root=$(cd "$here/../.." && pwd)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/reprise-debs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -49,6 +48,8 @@ if [ "$prefix" != /usr ]; then
 fi
 # meson install --strip strips the binaries and shared libraries, not the archives.
 strip --strip-debug "$stage/usr/$libdir"/*.a
+# Shared libraries are not programs (meson installs them 755).
+chmod 644 "$stage/usr/$libdir"/*.so.*.*
 
 # take PACKAGE PATH...: moves staged paths (relative to $stage) into a package tree.
 take() {
@@ -117,7 +118,9 @@ build_package() {
   package=$1
   root="$work/$package"
   mkdir -p "$root/DEBIAN" "$root/usr/share/doc/$package"
-  install -m 644 "$source_root/LICENSE" "$root/usr/share/doc/$package/copyright"
+  install -m 644 "$here/copyright" "$root/usr/share/doc/$package/copyright"
+  printf 'reprise (%s) unstable; urgency=medium\n\n  * Built from the source tree by packaging/debian/build-debs.sh.\n\n -- %s  %s\n' \
+    "$version" "$maintainer" "$(date -R)" | gzip -9n >"$root/usr/share/doc/$package/changelog.Debian.gz"
   elfs=$(find "$root" -type f \( -path '*/bin/*' -o -name '*.so.*' \) | sort)
   # dpkg-shlibdeps reads debian/shlibs.local and debian/control from where it runs.
   shlibdeps_dir="$work/shlibdeps-$package"
