@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -22,14 +23,11 @@
 #include "lint/config.hpp"
 #include "lint/parse_units.hpp"
 #include "lint/report.hpp"
+#include "tools/command_line/command_line.hpp"
 
 namespace {
 
 using namespace reprise::lint;
-
-constexpr const char* kUsage =
-    "usage: reprise-lint -p BUILD_DIR [--format=text|json|sarif] [--config FILE] [--strict]\n"
-    "                    [--warnings-as-errors] [--jobs N] [FILE...]\n";
 
 struct Arguments {
   std::string build_dir;
@@ -41,60 +39,30 @@ struct Arguments {
   std::vector<std::string> files;
 };
 
-[[noreturn]] void usage_error(const std::string& problem) {
-  std::cerr << "reprise-lint: " << problem << "\n" << kUsage;
-  std::exit(2);
-}
-
-Arguments parse_arguments(int argc, char** argv) {
-  Arguments args;
-  auto value = [&](int& i, const std::string& flag) -> std::string {
-    std::string arg = argv[i];
-    if (arg.size() > flag.size() && arg[flag.size()] == '=') return arg.substr(flag.size() + 1);
-    if (i + 1 >= argc) usage_error(flag + " needs a value");
-    return argv[++i];
-  };
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto is = [&](const std::string& flag) { return arg == flag || arg.rfind(flag + "=", 0) == 0; };
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kUsage;
-      std::exit(0);
-    } else if (is("-p")) {
-      args.build_dir = value(i, "-p");
-    } else if (is("--config")) {
-      args.config_path = value(i, "--config");
-    } else if (is("--format")) {
-      std::string format = value(i, "--format");
-      if (format == "text") {
-        args.format = Format::kText;
-      } else if (format == "json") {
-        args.format = Format::kJson;
-      } else if (format == "sarif") {
-        args.format = Format::kSarif;
-      } else {
-        usage_error("unknown format '" + format + "' (expected text, json or sarif)");
-      }
-    } else if (is("--jobs")) {
-      std::string jobs = value(i, "--jobs");
-      try {
-        args.jobs = static_cast<unsigned>(std::stoul(jobs));
-      } catch (const std::exception&) {
-        usage_error("--jobs needs a number, not '" + jobs + "'");
-      }
-      if (args.jobs == 0) usage_error("--jobs must be at least 1");
-    } else if (arg == "--strict") {
-      args.strict = true;
-    } else if (arg == "--warnings-as-errors") {
-      args.warnings_as_errors = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      usage_error("unknown option '" + arg + "'");
-    } else {
-      args.files.push_back(arg);
-    }
-  }
-  if (args.build_dir.empty()) usage_error("-p BUILD_DIR is required (the directory with compile_commands.json)");
-  return args;
+// Every flag, declared once on `app`, writing into `args`.
+void add_flags(CLI::App& app, Arguments& args) {
+  app.description("The static determinism checker for Reprise workflow code.");
+  app.footer(
+      "Exit status: 0 no errors; 1 an error-level finding (any finding with --warnings-as-errors); 2 the tool could "
+      "not do its job (a bad command line or compilation database, a file that does not parse).");
+  app.add_option("-p", args.build_dir, "The build directory with compile_commands.json (meson writes it)")
+      ->required()
+      ->type_name("BUILD_DIR");
+  app.add_option_function<std::string>(
+         "--format",
+         [&args](const std::string& name) {
+           args.format = name == "json" ? Format::kJson : name == "sarif" ? Format::kSarif : Format::kText;
+         },
+         "How findings print (default text)")
+      ->check(CLI::IsMember({"text", "json", "sarif"}).description(""))
+      ->type_name("text|json|sarif");
+  app.add_option("--config", args.config_path, "Rules' levels and exceptions (docs/lint.md)")->type_name("FILE");
+  app.add_flag("--strict", args.strict, "Also report calls the linter cannot follow");
+  app.add_flag("--warnings-as-errors", args.warnings_as_errors, "Exit 1 on any finding");
+  app.add_option("--jobs", args.jobs, "Parse in this many processes")
+      ->check(reprise::command_line::whole_number(1, 1024))
+      ->type_name("N");
+  app.add_option("files", args.files, "Only these files (default: every file in the database)")->type_name("FILE");
 }
 
 // Flags that make a build's compile command a quiet parse with clang 14's
@@ -114,7 +82,11 @@ clang::tooling::ArgumentsAdjuster lint_adjuster() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Arguments args = parse_arguments(argc, argv);
+  Arguments args;
+  CLI::App app("", "reprise-lint");
+  reprise::command_line::set_up(app);
+  add_flags(app, args);
+  if (std::optional<int> exit_code = reprise::command_line::parse(app, argc, argv)) return *exit_code;
   Config config;
   if (!args.config_path.empty()) {
     try {

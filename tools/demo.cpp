@@ -9,6 +9,7 @@
 //   reprise-demo --server PATH/reprise-server [--db PATH]
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "history/event_builder.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"
+#include "tools/command_line/command_line.hpp"
 
 using namespace reprise;
 using namespace std::chrono_literals;
@@ -103,14 +105,11 @@ void print_history(Connection& connection, const std::string& id) {
 
 int main(int argc, char** argv) {
   std::string binary, db = "reprise-demo.db";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--server") binary = argv[i + 1];
-    if (std::string(argv[i]) == "--db") db = argv[i + 1];
-  }
-  if (binary.empty()) {
-    std::fprintf(stderr, "usage: reprise-demo --server PATH/reprise-server [--db PATH]\n");
-    return 2;
-  }
+  CLI::App app("The demo of `./run demo`: a server, a worker, the examples, a crash and a restart.", "reprise-demo");
+  reprise::command_line::set_up(app);
+  app.add_option("--server", binary, "The reprise-server binary to run")->required()->type_name("PATH");
+  app.add_option("--db", db, "The SQLite file (removed first)")->type_name("PATH")->capture_default_str();
+  if (std::optional<int> exit_code = reprise::command_line::parse(app, argc, argv)) return *exit_code;
   setvbuf(stdout, nullptr, _IOLBF, 0);
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
 

@@ -1,8 +1,6 @@
 // The `reprise` command line against a real server and a worker in this
 // process: JSON in and out, every workflow command, history export that the
 // replay tester reads, and clear errors for bad command lines.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -10,6 +8,7 @@
 #include "../server/server_harness.hpp"
 #include "reprise/testing.hpp"
 #include "reprise/worker.hpp"
+#include "tests/cli/run_cli.hpp"
 
 namespace reprise {
 namespace {
@@ -43,24 +42,6 @@ Workflow<Receipt> checkout(WorkflowContext& ctx, Order order) {
   co_return Receipt{receipt, by, order.cents};
 }
 inline constexpr WorkflowDef<&checkout> checkout_wf{"checkout"};
-
-struct Output {
-  int status = -1;
-  std::string out;
-};
-
-// Runs the CLI with `args`, stdout captured, stderr merged into it.
-Output cli(const std::string& address, const std::string& args) {
-  const char* binary = std::getenv("REPRISE_CLI");
-  const std::string command = std::string(binary ? binary : "reprise") + " --address " + address + " " + args + " 2>&1";
-  Output o;
-  FILE* pipe = popen(command.c_str(), "r");
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) o.out.append(buf, n);
-  const int status = pclose(pipe);
-  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
 
 TEST(Cli, DrivesAWorkflowFromStartToResultWithJson) {
   TempDir dir;
@@ -148,8 +129,8 @@ TEST(Cli, AClosedWorkflowIdStartsAgainAndTheRequestIdAndReusePolicyAreHonoured) 
   EXPECT_NE(rejected.out.find("the reuse policy does not allow another"), std::string::npos) << rejected.out;
   Output bad_policy = cli(a, start + " --id order-9 --id-reuse-policy sometimes");
   EXPECT_EQ(bad_policy.status, 2);
-  EXPECT_NE(bad_policy.out.find("unknown --id-reuse-policy 'sometimes'"), std::string::npos) << bad_policy.out;
-  Output help = cli(a, "--help");
+  EXPECT_NE(bad_policy.out.find("--id-reuse-policy: sometimes not in"), std::string::npos) << bad_policy.out;
+  Output help = cli(a, "workflow start --help");
   EXPECT_NE(help.out.find("--id-reuse-policy"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("--request-id"), std::string::npos) << help.out;
 }
@@ -181,7 +162,7 @@ TEST(Cli, RetryFlagsGiveTheWorkflowARetryPolicyAndExecuteWaitsForTheLastRun) {
   Output bad = cli(a, "workflow start --type flaky --id f-3 --task-queue shop --retry-backoff-coefficient 0.5");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.out.find("retry_policy.backoff_coefficient must be at least 1"), std::string::npos) << bad.out;
-  EXPECT_NE(cli(a, "--help").out.find("--retry-maximum-attempts"), std::string::npos);
+  EXPECT_NE(cli(a, "workflow execute --help").out.find("--retry-maximum-attempts"), std::string::npos);
   worker.stop();
 }
 
@@ -249,14 +230,9 @@ TEST(Cli, TheServerDeletesClosedRunsAfterItsRetention) {
   EXPECT_NE(listed.out.find("long-lived"), std::string::npos) << "a running run is kept: " << listed.out;
   EXPECT_EQ(cli(a, "workflow describe --id short-lived").status, 1);
 
-  const char* binary = std::getenv("REPRISE_SERVER");
-  FILE* pipe = popen((std::string(binary ? binary : "reprise-server") + " --help").c_str(), "r");
-  std::string help;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) help.append(buf, n);
-  pclose(pipe);
+  const std::string help = run_command(binary("REPRISE_SERVER", "reprise-server") + " --help").out;
   EXPECT_NE(help.find("--retention DURATION"), std::string::npos) << help;
-  EXPECT_NE(cli(a, "--help").out.find("workflow delete"), std::string::npos);
+  EXPECT_NE(cli(a, "workflow --help").out.find("delete"), std::string::npos);
 }
 
 TEST(Cli, BadCommandLinesAreNamedAndExitWithTwo) {
@@ -268,26 +244,23 @@ TEST(Cli, BadCommandLinesAreNamedAndExitWithTwo) {
   EXPECT_NE(missing.out.find("reprise: --id is required"), std::string::npos) << missing.out;
   Output unknown = cli("127.0.0.1:1", "workflow describe --id x --colour blue");
   EXPECT_EQ(unknown.status, 2);
-  EXPECT_NE(unknown.out.find("unknown flag --colour"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("not expected"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("--colour"), std::string::npos) << unknown.out;
   // Numbers are whole and in range, or named with what was given.
   Output limit = cli("127.0.0.1:1", "workflow list --limit abc");
   EXPECT_EQ(limit.status, 2);
-  EXPECT_NE(limit.out.find("reprise: --limit must be a whole number from 1 to 10000, not 'abc'"), std::string::npos)
-      << limit.out;
+  EXPECT_NE(limit.out.find("reprise: --limit: 'abc' is not a whole number 1 or more"), std::string::npos) << limit.out;
   Output timeout = cli("127.0.0.1:1", "workflow start --type t --id x --task-queue q --execution-timeout 1e99");
   EXPECT_EQ(timeout.status, 2);
-  EXPECT_NE(timeout.out.find("--execution-timeout must be a whole number from 1 to 1000000000, not '1e99'"),
-            std::string::npos)
-      << timeout.out;
+  EXPECT_NE(timeout.out.find("--execution-timeout: '1e99' is not a duration"), std::string::npos) << timeout.out;
   Output coefficient =
       cli("127.0.0.1:1", "workflow start --type t --id x --task-queue q --retry-backoff-coefficient fast");
   EXPECT_EQ(coefficient.status, 2);
-  EXPECT_NE(coefficient.out.find("--retry-backoff-coefficient must be a number from 0 to 1e+06, not 'fast'"),
-            std::string::npos)
+  EXPECT_NE(coefficient.out.find("--retry-backoff-coefficient: Value fast not in range"), std::string::npos)
       << coefficient.out;
-  Output wait = cli("127.0.0.1:1", "workflow result --id x --timeout 5s");
+  Output wait = cli("127.0.0.1:1", "workflow result --id x --timeout 5x");
   EXPECT_EQ(wait.status, 2);
-  EXPECT_NE(wait.out.find("--timeout must be a number from 0 to 1e+09, not '5s'"), std::string::npos) << wait.out;
+  EXPECT_NE(wait.out.find("--timeout: '5x' is not a duration"), std::string::npos) << wait.out;
   Output nowhere = cli("127.0.0.1:1", "workflow describe --id x");
   EXPECT_EQ(nowhere.status, 1);
   EXPECT_NE(nowhere.out.find("DescribeWorkflow"), std::string::npos) << nowhere.out;

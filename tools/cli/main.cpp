@@ -1,24 +1,24 @@
 // reprise: the command line for a running reprise-server.
 //
-//   reprise [--address HOST:PORT] [--output text|json] workflow start --type checkout --id order-7
-//           --task-queue orders --input '{"id":"o7","cents":1250}'
+//   reprise workflow start --type checkout -w order-7 -t orders --input '{"id":"o7","cents":1250}'
+//   reprise workflow list -o json --status running --limit 500
+//   reprise workflow show -w order-7 --follow
 //   reprise admin check --db PATH
 //
-// Inputs and outputs are JSON, converted to and from the msgpack payloads
-// workflows use. Exit status: 0 done, 1 the server or the workflow said no
-// (or `admin check` found damage), 2 the command line is wrong.
+// Flags are parsed with CLI11 (tools/command_line): --flag value and
+// --flag=value, --address and --output anywhere on the line, durations as
+// 90s, 1h30m, 7d, 250ms. Inputs and outputs are JSON, converted to and from
+// the msgpack payloads workflows use. Exit status: 0 done, 1 the server or
+// the workflow said no (or `admin check` found damage), 2 the command line is
+// wrong.
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
-#include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
-#include <map>
 #include <optional>
-#include <set>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,127 +28,65 @@
 #include "reprise/history_file.hpp"
 #include "tools/cli/event_line.hpp"
 #include "tools/cli/json_payload.hpp"
+#include "tools/command_line/command_line.hpp"
 
 namespace reprise::cli {
 namespace {
 
-constexpr const char* kUsage = R"(usage: reprise [--address HOST:PORT] [--output text|json] COMMAND [FLAGS]
+using std::chrono::milliseconds;
 
-  workflow start      --type T --id ID --task-queue Q [--input JSON]... [--execution-timeout SECONDS]
-                      [--request-id R] [--id-reuse-policy allow_duplicate|allow_duplicate_failed_only|reject_duplicate]
-                      [--retry-maximum-attempts N] [--retry-initial-interval SECONDS]
-                      [--retry-backoff-coefficient X] [--retry-maximum-interval SECONDS]
-                      [--retry-non-retryable-types TYPE,TYPE...]
-  workflow execute    (as start; then waits and prints the result)
-  workflow result     --id ID [--run-id R] [--timeout SECONDS]
-  workflow describe   --id ID [--run-id R]
-  workflow show       --id ID [--run-id R]      the history, one line per event
-  workflow list       [--type T] [--task-queue Q] [--status running|completed|failed|canceled|terminated|timed_out|continued_as_new] [--limit N]
-  workflow signal     --id ID --name SIGNAL [--input JSON] [--request-id R]
-  workflow query      --id ID --name QUERY
-  workflow cancel     --id ID [--reason TEXT]
-  workflow terminate  --id ID [--reason TEXT]
-  workflow delete     --id ID [--run-id R]
-                      deletes the run (the current one without --run-id) now: its history,
-                      visibility row, tasks, timers and blob references; a running run is
-                      terminated first. Deleting the current run frees the id for a new start.
-                      The server deletes closed runs by itself after its retention period
-                      (reprise-server --retention, default 7 days).
-  history export      --id ID [--run-id R] --file PATH [--format json|binary]
-  admin check         --db PATH [--quick true]
-                      checks the database file itself, read-only (no server needed, and safe
-                      while one runs): that it is a Reprise database, then SQLite's full
-                      PRAGMA integrity_check and foreign_key_check (--quick true: quick_check,
-                      what the server runs at start). Prints "ok" or each problem found; exits 1
-                      when the file is damaged or is not a Reprise database. It reads the whole
-                      file: about as long as copying it.
+constexpr const char* kFooter = R"(
+--address and --output may stand anywhere on the line; each flag takes its value as --flag value or
+--flag=value. Durations: 90s, 1h30m, 7d, 250ms, or a number of seconds (0.5).
+Exit status: 0 done; 1 the server or the workflow said no (or `admin check` found damage); 2 the command
+line is wrong (the message names the flag or word).)";
 
---address defaults to 127.0.0.1:7233. Each --input is one argument, as JSON.
---request-id names a call: a start repeated with the same one returns the run
-the first started ("started": false) instead of starting another, and a signal
-repeated with the same one is recorded once. By default
-each call has a fresh one. --id-reuse-policy says whether the id may start a
-new run after its last run closed (default allow_duplicate).
-Any --retry-* flag gives the workflow a retry policy (the others take the
-server's defaults: 1 s initial interval, coefficient 2, at most 100 x the initial
-interval, unlimited attempts): a run that fails or times out is retried as a new
-run of the same id after the backoff, until one succeeds, the attempts run out,
-the failure's type is listed, or the execution timeout would pass. `result` and
-`execute` wait for the last run.
-)";
+// Every flag of every command; a command reads the ones it declared.
+struct Flags {
+  std::string address = "127.0.0.1:7233";
+  std::string output = "text";
+  std::string id, run_id, type, task_queue, name, reason, request_id, id_reuse_policy;
+  std::vector<std::string> inputs;
+  std::optional<milliseconds> timeout, execution_timeout;
+  // Retry policy: none given, none sent (a failed run is not retried).
+  std::optional<int64_t> retry_maximum_attempts;
+  std::optional<milliseconds> retry_initial_interval, retry_maximum_interval;
+  std::optional<double> retry_backoff_coefficient;
+  std::string retry_non_retryable_types;
+  // list
+  std::string status;
+  int64_t limit = 100;
+  int64_t page_size = kServerPageLimit;
+  // show
+  bool follow = false;
+  // history export
+  std::string file, format = "json";
+  // admin check
+  std::string db, quick = "false";
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
+  // The most rows one ListWorkflows call returns (the server refuses more).
+  static constexpr int64_t kServerPageLimit = 1000;
 };
 
-// Flags after the command: --name value, --input may repeat.
-class Flags {
- public:
-  Flags(int argc, char** argv, int first) {
-    for (int i = first; i < argc; ++i) {
-      std::string name = argv[i];
-      if (name.rfind("--", 0) != 0) throw UsageError("unexpected argument '" + name + "'");
-      if (i + 1 >= argc) throw UsageError(name + " needs a value");
-      values_[name.substr(2)].push_back(argv[++i]);
-    }
-  }
-  std::string required(const std::string& name) {
-    std::string v = optional(name);
-    if (v.empty()) throw UsageError("--" + name + " is required");
-    return v;
-  }
-  std::string optional(const std::string& name, const std::string& fallback = "") {
-    used_.insert(name);
-    auto it = values_.find(name);
-    return it == values_.end() ? fallback : it->second.back();
-  }
-  // A whole number in [min, max], or nothing when the flag is absent.
-  std::optional<int64_t> integer(const std::string& name, int64_t min, int64_t max) {
-    return parse<int64_t>(name, min, max, "a whole number");
-  }
-  // A number in [min, max] (a fraction allowed), or nothing when absent.
-  std::optional<double> number(const std::string& name, double min, double max) {
-    return parse<double>(name, min, max, "a number");
-  }
-  std::vector<std::string> all(const std::string& name) {
-    used_.insert(name);
-    auto it = values_.find(name);
-    return it == values_.end() ? std::vector<std::string>{} : it->second;
-  }
-  // Every flag given must have been asked for by the command.
-  void check_all_used() const {
-    for (const auto& [name, v] : values_) {
-      if (!used_.contains(name)) throw UsageError("unknown flag --" + name + " for this command");
-    }
-  }
+// The statuses `list --status` takes and every output prints: the enum's
+// value names, short and lower case ("completed").
+std::string status_name(v1::WorkflowExecutionStatus s) {
+  std::string name = v1::WorkflowExecutionStatus_Name(s);
+  const std::string prefix = "WORKFLOW_EXECUTION_STATUS_";
+  if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
 
- private:
-  template <typename T>
-  std::optional<T> parse(const std::string& name, T min, T max, const char* what) {
-    const std::string text = optional(name);
-    if (text.empty()) return std::nullopt;
-    T value{};
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size() || !(value >= min && value <= max)) {
-      std::ostringstream range;
-      range << min << " to " << max;
-      throw UsageError("--" + name + " must be " + what + " from " + range.str() + ", not '" + text + "'");
-    }
-    return value;
+std::vector<std::string> status_names() {
+  std::vector<std::string> names;
+  const auto* type = v1::WorkflowExecutionStatus_descriptor();
+  for (int i = 0; i < type->value_count(); ++i) {
+    const auto s = static_cast<v1::WorkflowExecutionStatus>(type->value(i)->number());
+    if (s != v1::WORKFLOW_EXECUTION_STATUS_UNSPECIFIED) names.push_back(status_name(s));
   }
-
-  std::map<std::string, std::vector<std::string>> values_;
-  std::set<std::string> used_;
-};
-
-// Longest wait or interval a flag may give, in seconds (about 31 years).
-constexpr double kMaxSeconds = 1e9;
-
-struct Context {
-  std::shared_ptr<Connection> connection;
-  bool json = false;
-};
+  return names;
+}
 
 // A msgpack string need not be UTF-8; dump() would throw on it, so bytes that
 // are not UTF-8 print as U+FFFD.
@@ -158,27 +96,37 @@ std::string json_text(const nlohmann::json& value, int indent = -1) {
 
 void print_json(const nlohmann::json& value) { std::cout << json_text(value, 2) << "\n"; }
 
-std::string proto_json(const google::protobuf::Message& m) {
-  std::string out;
+// A protobuf message as JSON, with statuses spelled as everywhere else in
+// the output ("completed", not "WORKFLOW_EXECUTION_STATUS_COMPLETED").
+nlohmann::json proto_json(const google::protobuf::Message& m) {
+  std::string text;
   google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
   options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, options);
-  return out;
+  (void)google::protobuf::util::MessageToJsonString(m, &text, options);
+  nlohmann::json value = nlohmann::json::parse(text);
+  auto shorten = [](auto& self, nlohmann::json& node) -> void {
+    if (node.is_array()) {
+      for (auto& item : node) self(self, item);
+    } else if (node.is_object()) {
+      for (auto& [key, item] : node.items()) {
+        v1::WorkflowExecutionStatus s;
+        if (key == "status" && item.is_string() &&
+            v1::WorkflowExecutionStatus_Parse(item.template get<std::string>(), &s)) {
+          item = status_name(s);
+        } else {
+          self(self, item);
+        }
+      }
+    }
+  };
+  shorten(shorten, value);
+  return value;
 }
 
-std::string status_name(v1::WorkflowExecutionStatus s) {
-  std::string name = v1::WorkflowExecutionStatus_Name(s);
-  const std::string prefix = "WORKFLOW_EXECUTION_STATUS_";
-  if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
-}
-
-v1::Payloads inputs(Flags& flags) {
+v1::Payloads inputs(const Flags& flags) {
   v1::Payloads out;
   int i = 0;
-  for (const std::string& text : flags.all("input")) {
+  for (const std::string& text : flags.inputs) {
     *out.add_payloads() = payload_from_json(text, "--input " + std::to_string(++i));
   }
   return out;
@@ -195,13 +143,14 @@ nlohmann::json result_json(Connection& connection, const v1::Payloads& payloads)
   return values.payloads_size() == 1 ? payload_to_json(values.payloads(0)) : payloads_to_json(values);
 }
 
-int print_result(Context& ctx, const std::string& id, const std::string& run_id, Flags& flags) {
-  std::optional<std::chrono::milliseconds> wait;
-  if (std::optional<double> timeout = flags.number("timeout", 0, kMaxSeconds)) {
-    wait = std::chrono::milliseconds(static_cast<int64_t>(*timeout * 1000));
-  }
+struct Context {
+  std::shared_ptr<Connection> connection;
+  bool json = false;
+};
+
+int print_result(Context& ctx, const std::string& id, const std::string& run_id, const Flags& flags) {
   try {
-    const v1::Payloads payloads = wait_for_workflow_result(*ctx.connection, id, run_id, wait);
+    const v1::Payloads payloads = wait_for_workflow_result(*ctx.connection, id, run_id, flags.timeout);
     const nlohmann::json value = result_json(*ctx.connection, payloads);
     if (ctx.json) {
       print_json({{"workflow_id", id}, {"status", "completed"}, {"result", value}});
@@ -219,20 +168,17 @@ int print_result(Context& ctx, const std::string& id, const std::string& run_id,
   }
 }
 
-// The --retry-* flags; none given, no policy (a failed run is not retried).
-std::optional<v1::RetryPolicy> retry_policy(Flags& flags) {
-  const std::optional<int64_t> attempts = flags.integer("retry-maximum-attempts", 0, INT32_MAX);
-  const std::optional<double> initial = flags.number("retry-initial-interval", 0, kMaxSeconds);
-  const std::optional<double> coefficient = flags.number("retry-backoff-coefficient", 0, 1e6);
-  const std::optional<double> maximum = flags.number("retry-maximum-interval", 0, kMaxSeconds);
-  const std::string types = flags.optional("retry-non-retryable-types");
-  if (!attempts && !initial && !coefficient && !maximum && types.empty()) return std::nullopt;
-  auto seconds = [](double s) { return std::chrono::nanoseconds(static_cast<int64_t>(s * 1e9)); };
+std::optional<v1::RetryPolicy> retry_policy(const Flags& flags) {
+  if (!flags.retry_maximum_attempts && !flags.retry_initial_interval && !flags.retry_backoff_coefficient &&
+      !flags.retry_maximum_interval && flags.retry_non_retryable_types.empty()) {
+    return std::nullopt;
+  }
   RetryPolicy policy;
-  if (attempts) policy.maximum_attempts = static_cast<int32_t>(*attempts);
-  if (initial) policy.initial_interval = seconds(*initial);
-  if (coefficient) policy.backoff_coefficient = *coefficient;
-  if (maximum) policy.maximum_interval = seconds(*maximum);
+  if (flags.retry_maximum_attempts) policy.maximum_attempts = static_cast<int32_t>(*flags.retry_maximum_attempts);
+  if (flags.retry_initial_interval) policy.initial_interval = *flags.retry_initial_interval;
+  if (flags.retry_backoff_coefficient) policy.backoff_coefficient = *flags.retry_backoff_coefficient;
+  if (flags.retry_maximum_interval) policy.maximum_interval = *flags.retry_maximum_interval;
+  const std::string& types = flags.retry_non_retryable_types;
   for (size_t begin = 0; begin < types.size();) {
     const size_t comma = std::min(types.find(',', begin), types.size());
     if (comma > begin) policy.non_retryable_error_types.push_back(types.substr(begin, comma - begin));
@@ -241,196 +187,223 @@ std::optional<v1::RetryPolicy> retry_policy(Flags& flags) {
   return policy.to_proto();
 }
 
-v1::StartWorkflowRequest start_request(Context& ctx, Flags& flags) {
+v1::StartWorkflowRequest start_request(Context& ctx, const Flags& flags) {
   v1::StartWorkflowRequest r;
-  r.set_workflow_id(flags.required("id"));
-  r.mutable_workflow_type()->set_name(flags.required("type"));
-  r.mutable_task_queue()->set_name(flags.required("task-queue"));
+  r.set_workflow_id(flags.id);
+  r.mutable_workflow_type()->set_name(flags.type);
+  r.mutable_task_queue()->set_name(flags.task_queue);
   *r.mutable_input() = inputs(flags);
   detail::Blobs(*ctx.connection, {.cache_bytes = 0}).offload(*r.mutable_input());
-  if (std::optional<int64_t> timeout = flags.integer("execution-timeout", 1, static_cast<int64_t>(kMaxSeconds))) {
-    r.mutable_workflow_execution_timeout()->set_seconds(*timeout);
+  if (flags.execution_timeout) {
+    set_duration(r.mutable_workflow_execution_timeout(), *flags.execution_timeout);
   }
-  r.set_request_id(flags.optional("request-id", detail::new_request_id()));
+  r.set_request_id(flags.request_id.empty() ? detail::new_request_id() : flags.request_id);
   if (std::optional<v1::RetryPolicy> retry = retry_policy(flags)) *r.mutable_retry_policy() = *retry;
-  const std::string policy = flags.optional("id-reuse-policy");
-  if (!policy.empty()) {
+  if (!flags.id_reuse_policy.empty()) {
     std::string upper = "WORKFLOW_ID_REUSE_POLICY_";
-    for (char c : policy) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (char c : flags.id_reuse_policy) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     v1::WorkflowIdReusePolicy p;
-    if (!v1::WorkflowIdReusePolicy_Parse(upper, &p) || p == v1::WORKFLOW_ID_REUSE_POLICY_UNSPECIFIED) {
-      throw UsageError("unknown --id-reuse-policy '" + policy + "'");
-    }
+    (void)v1::WorkflowIdReusePolicy_Parse(upper, &p);  // the flag takes only the policies' names
     r.set_workflow_id_reuse_policy(p);
   }
   r.set_identity("reprise-cli");
   return r;
 }
 
-int workflow_command(Context& ctx, const std::string& command, Flags& flags) {
-  if (command == "start" || command == "execute") {
-    const v1::StartWorkflowRequest request = start_request(ctx, flags);
-    const std::string& id = request.workflow_id();
-    if (command == "execute") flags.optional("timeout");
-    flags.check_all_used();
-    const v1::StartWorkflowResponse started = ctx.connection->start_workflow(request);
-    if (command == "execute") return print_result(ctx, id, started.run_id(), flags);
-    if (ctx.json) {
-      print_json({{"workflow_id", id}, {"run_id", started.run_id()}, {"started", started.started()}});
-    } else if (started.started()) {
-      std::cout << "started " << id << " (run " << started.run_id() << ")\n";
-    } else {
-      std::cout << "already started " << id << " (run " << started.run_id() << ", same request id)\n";
-    }
-    return 0;
+int start(Context& ctx, const Flags& flags, bool execute) {
+  const v1::StartWorkflowRequest request = start_request(ctx, flags);
+  const v1::StartWorkflowResponse started = ctx.connection->start_workflow(request);
+  if (execute) return print_result(ctx, flags.id, started.run_id(), flags);
+  if (ctx.json) {
+    print_json({{"workflow_id", flags.id}, {"run_id", started.run_id()}, {"started", started.started()}});
+  } else if (started.started()) {
+    std::cout << "started " << flags.id << " (run " << started.run_id() << ")\n";
+  } else {
+    std::cout << "already started " << flags.id << " (run " << started.run_id() << ", same request id)\n";
   }
-  if (command == "list") {
-    v1::ListWorkflowsRequest r;
-    r.set_workflow_type(flags.optional("type"));
-    r.mutable_task_queue()->assign(flags.optional("task-queue"));
-    const std::string status = flags.optional("status");
-    if (!status.empty()) {
-      std::string upper = "WORKFLOW_EXECUTION_STATUS_";
-      for (char c : status) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      v1::WorkflowExecutionStatus s;
-      if (!v1::WorkflowExecutionStatus_Parse(upper, &s)) throw UsageError("unknown --status '" + status + "'");
-      r.set_status(s);
-    }
-    r.set_page_size(static_cast<int32_t>(flags.integer("limit", 1, 10'000).value_or(100)));
-    flags.check_all_used();
-    const v1::ListWorkflowsResponse out = ctx.connection->list_workflows(r);
-    if (ctx.json) {
-      std::cout << proto_json(out);
-      return 0;
-    }
-    std::printf("%-32s %-12s %-18s %s\n", "WORKFLOW ID", "STATUS", "TYPE", "RUN ID");
-    for (const auto& e : out.executions()) {
-      std::printf("%-32s %-12s %-18s %s\n", e.execution().workflow_id().c_str(), status_name(e.status()).c_str(),
-                  e.type().name().c_str(), e.execution().run_id().c_str());
-    }
-    return 0;
-  }
-  const std::string id = flags.required("id");
-  if (command == "result") {
-    const std::string run_id = flags.optional("run-id");
-    flags.optional("timeout");
-    flags.check_all_used();
-    return print_result(ctx, id, run_id, flags);
-  }
-  if (command == "describe") {
-    const std::string run_id = flags.optional("run-id");
-    flags.check_all_used();
-    const v1::DescribeWorkflowResponse d = detail::describe(*ctx.connection, id, run_id);
-    if (ctx.json) {
-      std::cout << proto_json(d);
-      return 0;
-    }
-    const auto& info = d.info();
-    std::printf(
-        "workflow   %s (run %s)\ntype       %s\nqueue      %s\nstatus     %s\nhistory    %lld events, %lld bytes\n",
-        info.execution().workflow_id().c_str(), info.execution().run_id().c_str(), info.type().name().c_str(),
-        info.task_queue().name().c_str(), status_name(info.status()).c_str(),
-        static_cast<long long>(info.history_length()), static_cast<long long>(info.history_size_bytes()));
-    for (const auto& a : d.pending_activities()) {
-      std::printf("activity   '%s' id=%s attempt %d%s%s\n", a.activity_type().name().c_str(), a.activity_id().c_str(),
-                  a.attempt(), a.started() ? " running" : " scheduled",
-                  a.has_last_failure() ? (", last failure: " + a.last_failure().message()).c_str() : "");
-    }
-    for (const auto& t : d.pending_timers()) std::printf("timer      id=%s\n", t.timer_id().c_str());
-    if (d.has_last_workflow_task_failure()) {
-      std::printf("blocked    workflow task attempt %d failed: %s\n", d.workflow_task_attempt(),
-                  d.last_workflow_task_failure().message().c_str());
-    }
-    return 0;
-  }
-  if (command == "show") {
-    const std::string run_id = flags.optional("run-id");
-    flags.check_all_used();
-    const v1::History history = fetch_history(*ctx.connection, id, run_id);
-    if (ctx.json) {
-      std::cout << proto_json(history);
-      return 0;
-    }
-    for (const auto& e : history.events()) std::cout << event_line(e) << "\n";
-    return 0;
-  }
-  if (command == "signal") {
-    v1::SignalWorkflowRequest r;
-    r.mutable_workflow_execution()->set_workflow_id(id);
-    r.set_signal_name(flags.required("name"));
-    *r.mutable_input() = inputs(flags);
-    r.set_request_id(flags.optional("request-id", detail::new_request_id()));
-    flags.check_all_used();
-    r.set_identity("reprise-cli");
-    ctx.connection->signal_workflow(r);
-    if (ctx.json) {
-      print_json({{"workflow_id", id}, {"signaled", r.signal_name()}});
-    } else {
-      std::cout << "signaled " << id << " with '" << r.signal_name() << "'\n";
-    }
-    return 0;
-  }
-  if (command == "query") {
-    v1::QueryWorkflowRequest r;
-    r.mutable_workflow_execution()->set_workflow_id(id);
-    r.set_query_type(flags.required("name"));
-    flags.check_all_used();
-    const v1::QueryWorkflowResponse out = ctx.connection->query_workflow(r);
-    const nlohmann::json answer = result_json(*ctx.connection, out.result());
-    if (ctx.json) {
-      print_json({{"workflow_id", id}, {"query", r.query_type()}, {"answer", answer}});
-    } else {
-      std::cout << json_text(answer) << "\n";
-    }
-    return 0;
-  }
-  if (command == "delete") {
-    v1::DeleteWorkflowExecutionRequest r;
-    r.mutable_workflow_execution()->set_workflow_id(id);
-    r.mutable_workflow_execution()->set_run_id(flags.optional("run-id"));
-    r.set_identity("reprise-cli");
-    flags.check_all_used();
-    const v1::DeleteWorkflowExecutionResponse out = ctx.connection->delete_workflow(r);
-    if (ctx.json) {
-      print_json({{"workflow_id", id}, {"run_id", out.run_id()}, {"deleted", true}, {"terminated", out.terminated()}});
-    } else {
-      std::cout << (out.terminated() ? "terminated and deleted " : "deleted ") << id << " (run " << out.run_id()
-                << ")\n";
-    }
-    return 0;
-  }
-  if (command == "cancel" || command == "terminate") {
-    const std::string reason = flags.optional("reason");
-    flags.check_all_used();
-    if (command == "cancel") {
-      detail::request_cancel(*ctx.connection, id, "", reason);
-    } else {
-      detail::terminate(*ctx.connection, id, "", reason);
-    }
-    if (ctx.json) {
-      print_json({{"workflow_id", id}, {command == "cancel" ? "cancel_requested" : "terminated", true}});
-    } else {
-      std::cout << (command == "cancel" ? "asked " + id + " to cancel" : "terminated " + id) << "\n";
-    }
-    return 0;
-  }
-  throw UsageError("unknown command 'workflow " + command + "'");
+  return 0;
 }
 
-int history_command(Context& ctx, const std::string& command, Flags& flags) {
-  if (command != "export") throw UsageError("unknown command 'history " + command + "'");
-  const std::string id = flags.required("id");
-  const std::string path = flags.required("file");
-  const std::string format = flags.optional("format", "json");
-  if (format != "json" && format != "binary") throw UsageError("--format is json or binary, not '" + format + "'");
-  const std::string run_id = flags.optional("run-id");
-  flags.check_all_used();
-  const v1::History history = fetch_history(*ctx.connection, id, run_id);
-  write_history_file(path, history, format == "json" ? HistoryFormat::kJson : HistoryFormat::kBinary);
+// Up to --limit rows, in as many calls as that takes (the server gives at
+// most kServerPageLimit a call).
+int list(Context& ctx, const Flags& flags) {
+  v1::ListWorkflowsRequest r;
+  r.set_workflow_type(flags.type);
+  r.set_task_queue(flags.task_queue);
+  if (!flags.status.empty()) {
+    std::string upper = "WORKFLOW_EXECUTION_STATUS_";
+    for (char c : flags.status) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    v1::WorkflowExecutionStatus s;
+    (void)v1::WorkflowExecutionStatus_Parse(upper, &s);  // the flag takes only the statuses' names
+    r.set_status(s);
+  }
+  v1::ListWorkflowsResponse all;
+  do {
+    const int64_t left = flags.limit - all.executions_size();
+    r.set_page_size(static_cast<int32_t>(std::min(left, flags.page_size)));
+    v1::ListWorkflowsResponse page = ctx.connection->list_workflows(r);
+    for (auto& e : *page.mutable_executions()) *all.add_executions() = std::move(e);
+    r.set_next_page_token(page.next_page_token());
+  } while (!r.next_page_token().empty() && all.executions_size() < flags.limit);
   if (ctx.json) {
-    print_json({{"workflow_id", id}, {"file", path}, {"events", history.events_size()}});
+    print_json(proto_json(all));
+    return 0;
+  }
+  std::printf("%-32s %-12s %-18s %s\n", "WORKFLOW ID", "STATUS", "TYPE", "RUN ID");
+  for (const auto& e : all.executions()) {
+    std::printf("%-32s %-12s %-18s %s\n", e.execution().workflow_id().c_str(), status_name(e.status()).c_str(),
+                e.type().name().c_str(), e.execution().run_id().c_str());
+  }
+  return 0;
+}
+
+int describe(Context& ctx, const Flags& flags) {
+  const v1::DescribeWorkflowResponse d = detail::describe(*ctx.connection, flags.id, flags.run_id);
+  if (ctx.json) {
+    print_json(proto_json(d));
+    return 0;
+  }
+  const auto& info = d.info();
+  std::printf(
+      "workflow   %s (run %s)\ntype       %s\nqueue      %s\nstatus     %s\nhistory    %lld events, %lld bytes\n",
+      info.execution().workflow_id().c_str(), info.execution().run_id().c_str(), info.type().name().c_str(),
+      info.task_queue().name().c_str(), status_name(info.status()).c_str(),
+      static_cast<long long>(info.history_length()), static_cast<long long>(info.history_size_bytes()));
+  for (const auto& a : d.pending_activities()) {
+    std::printf("activity   '%s' id=%s attempt %d%s%s\n", a.activity_type().name().c_str(), a.activity_id().c_str(),
+                a.attempt(), a.started() ? " running" : " scheduled",
+                a.has_last_failure() ? (", last failure: " + a.last_failure().message()).c_str() : "");
+  }
+  for (const auto& t : d.pending_timers()) std::printf("timer      id=%s\n", t.timer_id().c_str());
+  if (d.has_last_workflow_task_failure()) {
+    std::printf("blocked    workflow task attempt %d failed: %s\n", d.workflow_task_attempt(),
+                d.last_workflow_task_failure().message().c_str());
+  }
+  return 0;
+}
+
+// Whether `e` is the last event of its run.
+bool closes_run(const v1::HistoryEvent& e) {
+  switch (e.attributes_case()) {
+    case v1::HistoryEvent::kWorkflowExecutionCompleted:
+    case v1::HistoryEvent::kWorkflowExecutionFailed:
+    case v1::HistoryEvent::kWorkflowExecutionTimedOut:
+    case v1::HistoryEvent::kWorkflowExecutionCanceled:
+    case v1::HistoryEvent::kWorkflowExecutionTerminated:
+    case v1::HistoryEvent::kWorkflowExecutionContinuedAsNew:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// --follow: the events as they arrive (text lines, or one JSON object a
+// line), until the run closes. Each call waits on the server (GetHistory's
+// wait_new_event) for events past the last one printed.
+int follow(Context& ctx, const Flags& flags) {
+  // Pinned to one run: the id's current run may change while this follows.
+  const std::string run_id =
+      flags.run_id.empty() ? detail::describe(*ctx.connection, flags.id, "").info().execution().run_id() : flags.run_id;
+  v1::GetHistoryRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(flags.id);
+  r.mutable_workflow_execution()->set_run_id(run_id);
+  r.set_first_event_id(1);
+  r.set_wait_new_event(true);
+  r.mutable_wait_timeout()->set_seconds(30);
+  while (true) {
+    const v1::GetHistoryResponse page = ctx.connection->get_history(r, std::chrono::seconds(40));
+    for (const v1::HistoryEvent& e : page.history().events()) {
+      if (ctx.json) {
+        std::cout << json_text(proto_json(e)) << "\n";
+      } else {
+        std::cout << event_line(e) << "\n";
+      }
+      std::cout.flush();
+      r.set_first_event_id(e.event_id() + 1);
+      if (closes_run(e)) return 0;
+    }
+    r.set_next_page_token(page.next_page_token());
+  }
+}
+
+int show(Context& ctx, const Flags& flags) {
+  if (flags.follow) return follow(ctx, flags);
+  const v1::History history = fetch_history(*ctx.connection, flags.id, flags.run_id);
+  if (ctx.json) {
+    print_json(proto_json(history));
+    return 0;
+  }
+  for (const auto& e : history.events()) std::cout << event_line(e) << "\n";
+  return 0;
+}
+
+int send_signal(Context& ctx, const Flags& flags) {
+  v1::SignalWorkflowRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(flags.id);
+  r.set_signal_name(flags.name);
+  *r.mutable_input() = inputs(flags);
+  r.set_request_id(flags.request_id.empty() ? detail::new_request_id() : flags.request_id);
+  r.set_identity("reprise-cli");
+  ctx.connection->signal_workflow(r);
+  if (ctx.json) {
+    print_json({{"workflow_id", flags.id}, {"signaled", r.signal_name()}});
   } else {
-    std::cout << "wrote " << history.events_size() << " events of " << id << " to " << path << "\n";
+    std::cout << "signaled " << flags.id << " with '" << r.signal_name() << "'\n";
+  }
+  return 0;
+}
+
+int query(Context& ctx, const Flags& flags) {
+  v1::QueryWorkflowRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(flags.id);
+  r.set_query_type(flags.name);
+  const v1::QueryWorkflowResponse out = ctx.connection->query_workflow(r);
+  const nlohmann::json answer = result_json(*ctx.connection, out.result());
+  if (ctx.json) {
+    print_json({{"workflow_id", flags.id}, {"query", r.query_type()}, {"answer", answer}});
+  } else {
+    std::cout << json_text(answer) << "\n";
+  }
+  return 0;
+}
+
+int delete_run(Context& ctx, const Flags& flags) {
+  v1::DeleteWorkflowExecutionRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(flags.id);
+  r.mutable_workflow_execution()->set_run_id(flags.run_id);
+  r.set_identity("reprise-cli");
+  const v1::DeleteWorkflowExecutionResponse out = ctx.connection->delete_workflow(r);
+  if (ctx.json) {
+    print_json(
+        {{"workflow_id", flags.id}, {"run_id", out.run_id()}, {"deleted", true}, {"terminated", out.terminated()}});
+  } else {
+    std::cout << (out.terminated() ? "terminated and deleted " : "deleted ") << flags.id << " (run " << out.run_id()
+              << ")\n";
+  }
+  return 0;
+}
+
+int cancel_or_terminate(Context& ctx, const Flags& flags, bool terminate) {
+  if (terminate) {
+    detail::terminate(*ctx.connection, flags.id, "", flags.reason);
+  } else {
+    detail::request_cancel(*ctx.connection, flags.id, "", flags.reason);
+  }
+  if (ctx.json) {
+    print_json({{"workflow_id", flags.id}, {terminate ? "terminated" : "cancel_requested", true}});
+  } else {
+    std::cout << (terminate ? "terminated " + flags.id : "asked " + flags.id + " to cancel") << "\n";
+  }
+  return 0;
+}
+
+int export_history(Context& ctx, const Flags& flags) {
+  const v1::History history = fetch_history(*ctx.connection, flags.id, flags.run_id);
+  write_history_file(flags.file, history, flags.format == "json" ? HistoryFormat::kJson : HistoryFormat::kBinary);
+  if (ctx.json) {
+    print_json({{"workflow_id", flags.id}, {"file", flags.file}, {"events", history.events_size()}});
+  } else {
+    std::cout << "wrote " << history.events_size() << " events of " << flags.id << " to " << flags.file << "\n";
   }
   return 0;
 }
@@ -438,13 +411,9 @@ int history_command(Context& ctx, const std::string& command, Flags& flags) {
 // Reads the file directly, read-only: works with or without a server, and
 // beside a running one (WAL lets a reader see a consistent snapshot while it
 // writes).
-int admin_command(Context& ctx, const std::string& command, Flags& flags) {
-  if (command != "check") throw UsageError("unknown command 'admin " + command + "'");
-  const std::string path = flags.required("db");
-  const std::string quick = flags.optional("quick", "false");
-  if (quick != "true" && quick != "false") throw UsageError("--quick is true or false, not '" + quick + "'");
-  flags.check_all_used();
-  const bool full = quick == "false";
+int admin_check(Context& ctx, const Flags& flags) {
+  const std::string& path = flags.db;
+  const bool full = flags.quick == "false";
   const char* check = full ? "integrity_check" : "quick_check";
   Result<engine::DatabaseCheck> checked = engine::check_database_file(path, full);
   if (!checked) {
@@ -476,47 +445,207 @@ int admin_command(Context& ctx, const std::string& command, Flags& flags) {
   return r.ok() ? 0 : 1;
 }
 
-int run(int argc, char** argv) {
-  Context ctx;
-  std::string address = "127.0.0.1:7233";
-  int i = 1;
-  for (; i < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (flag.rfind("--", 0) != 0) break;
-    if (i + 1 >= argc) throw UsageError(flag + " needs a value");
-    if (flag == "--address") {
-      address = argv[i + 1];
-    } else if (flag == "--output") {
-      const std::string output = argv[i + 1];
-      if (output != "text" && output != "json") throw UsageError("--output is text or json, not '" + output + "'");
-      ctx.json = output == "json";
-    } else {
-      throw UsageError("unknown option " + flag);
-    }
+// The command line: every command's flags, declared once, and what each
+// command runs once parsed.
+class CommandLine {
+ public:
+  CommandLine() : app_("The command line for a running reprise-server.", "reprise") {
+    command_line::set_up(app_);
+    app_.footer(kFooter);
+    // Subcommands made after this hand flags they do not know to their
+    // parent: --address and --output work anywhere on the line.
+    app_.fallthrough();
+    app_.add_option("--address", flags_.address, "The server")->type_name("HOST:PORT")->capture_default_str();
+    app_.add_option("-o,--output", flags_.output, "How results print")
+        ->check(CLI::IsMember({"text", "json"}).description(""))
+        ->type_name("text|json")
+        ->capture_default_str();
+    add_workflow_commands();
+    add_history_commands();
+    add_admin_commands();
   }
-  if (i + 1 >= argc) throw UsageError("a command is required");
-  const std::string group = argv[i], command = argv[i + 1];
-  Flags flags(argc, argv, i + 2);
-  if (group == "admin") return admin_command(ctx, command, flags);
-  ctx.connection = Connection::remote(address);
-  if (group == "workflow") return workflow_command(ctx, command, flags);
-  if (group == "history") return history_command(ctx, command, flags);
-  throw UsageError("unknown command '" + group + "'");
-}
+
+  // The exit code (see kFooter).
+  int run(int argc, char** argv) {
+    if (std::optional<int> exit_code = command_line::parse(app_, argc, argv)) return *exit_code;
+    Context ctx;
+    ctx.json = flags_.output == "json";
+    for (const auto& [command, action] : actions_) {
+      if (!command->parsed()) continue;
+      if (command != admin_check_) ctx.connection = Connection::remote(flags_.address);
+      return action(ctx);
+    }
+    // A group without its command ("reprise workflow"); a word that names
+    // no command is refused by the parse, as an unexpected argument.
+    std::cerr << "reprise: a command is required\n\n" << app_.help() << std::flush;
+    return 2;
+  }
+
+ private:
+  CLI::App* command(CLI::App& group, const std::string& name, const std::string& description,
+                    std::function<int(Context&)> action) {
+    CLI::App* sub = group.add_subcommand(name, description);
+    actions_.emplace_back(sub, std::move(action));
+    return sub;
+  }
+
+  void id(CLI::App* c) { c->add_option("-w,--id,--workflow-id", flags_.id, "The workflow id")->required(); }
+  void run_id(CLI::App* c, const std::string& description = "The run (default: the id's current run)") {
+    c->add_option("-r,--run-id", flags_.run_id, description);
+  }
+  void input(CLI::App* c) {
+    c->add_option("-i,--input", flags_.inputs, "An argument, as JSON; repeat for more")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->allow_extra_args(false)
+        ->type_name("JSON");
+  }
+  void request_id(CLI::App* c) {
+    c->add_option("--request-id", flags_.request_id,
+                  "Names the call: repeated with the same one, a start returns the run the first started "
+                  "(\"started\": false) and a signal is recorded once (default: a fresh one each call)");
+  }
+  template <typename T>
+  void duration(CLI::App* c, const std::string& name, T& into, const std::string& description) {
+    command_line::add_duration_flag(
+        *c, name, [&into](milliseconds d) { into = d; }, description);
+  }
+
+  void add_workflow_commands() {
+    CLI::App* workflow = app_.add_subcommand("workflow", "Start, watch and steer workflows");
+    for (const bool execute : {false, true}) {
+      CLI::App* c =
+          command(*workflow, execute ? "execute" : "start",
+                  execute ? "Start a workflow, wait for it to close and print its result" : "Start a workflow",
+                  [this, execute](Context& ctx) { return start(ctx, flags_, execute); });
+      c->add_option("--type", flags_.type, "The workflow type")->required();
+      id(c);
+      c->add_option("-t,--task-queue", flags_.task_queue, "The task queue its workers poll")->required();
+      input(c);
+      duration(c, "--execution-timeout", flags_.execution_timeout,
+               "The longest the workflow may run, retries included (default: no limit)");
+      request_id(c);
+      c->add_option("--id-reuse-policy", flags_.id_reuse_policy,
+                    "Whether the id may start a new run after its last run closed (default allow_duplicate)")
+          ->check(CLI::IsMember({"allow_duplicate", "allow_duplicate_failed_only", "reject_duplicate"}));
+      c->add_option("--retry-maximum-attempts", flags_.retry_maximum_attempts,
+                    "Any --retry-* flag gives the workflow a retry policy: a run that fails or times out is retried "
+                    "as a new run of the same id after the backoff (the others take the server's defaults: 1s "
+                    "initial interval, coefficient 2, at most 100 x the initial interval, unlimited attempts)")
+          ->check(command_line::whole_number(0, INT32_MAX))
+          ->type_name("N");
+      duration(c, "--retry-initial-interval", flags_.retry_initial_interval, "The first backoff");
+      c->add_option("--retry-backoff-coefficient", flags_.retry_backoff_coefficient,
+                    "Each backoff is the last times this")
+          ->check(CLI::Range(0.0, 1e6).description(""))
+          ->type_name("X");
+      duration(c, "--retry-maximum-interval", flags_.retry_maximum_interval, "The longest backoff");
+      c->add_option("--retry-non-retryable-types", flags_.retry_non_retryable_types,
+                    "Failure types that are not retried")
+          ->type_name("TYPE,TYPE...");
+      if (execute) duration(c, "--timeout", flags_.timeout, "How long to wait for the result (default: forever)");
+    }
+    CLI::App* c = command(*workflow, "result", "Wait for a workflow to close and print its result (the last run's)",
+                          [this](Context& ctx) { return print_result(ctx, flags_.id, flags_.run_id, flags_); });
+    id(c);
+    run_id(c);
+    duration(c, "--timeout", flags_.timeout, "How long to wait (default: forever)");
+
+    c = command(*workflow, "describe", "A run's status, pending activities and timers",
+                [this](Context& ctx) { return describe(ctx, flags_); });
+    id(c);
+    run_id(c);
+
+    c = command(*workflow, "show", "The history, one line per event",
+                [this](Context& ctx) { return show(ctx, flags_); });
+    id(c);
+    run_id(c);
+    c->add_flag("-f,--follow", flags_.follow, "Print events as they arrive until the run closes");
+
+    c = command(*workflow, "list", "Workflows, newest first", [this](Context& ctx) { return list(ctx, flags_); });
+    c->add_option("--type", flags_.type, "Only this workflow type");
+    c->add_option("-t,--task-queue", flags_.task_queue, "Only this task queue");
+    c->add_option("--status", flags_.status, "Only runs with this status")
+        ->check(CLI::IsMember(status_names()).description(""))
+        ->type_name("running|completed|failed|canceled|terminated|timed_out|continued_as_new");
+    c->add_option("--limit", flags_.limit, "At most this many rows; more than a server page takes several calls")
+        ->check(command_line::whole_number(1))
+        ->type_name("N")
+        ->capture_default_str();
+    c->add_option("--page-size", flags_.page_size, "Rows asked of the server per call")
+        ->check(command_line::whole_number(1, Flags::kServerPageLimit))
+        ->type_name("N")
+        ->capture_default_str();
+
+    c = command(*workflow, "signal", "Send a signal", [this](Context& ctx) { return send_signal(ctx, flags_); });
+    id(c);
+    c->add_option("--name", flags_.name, "The signal")->required();
+    input(c);
+    request_id(c);
+
+    c = command(*workflow, "query", "Ask a running workflow a query",
+                [this](Context& ctx) { return query(ctx, flags_); });
+    id(c);
+    c->add_option("--name", flags_.name, "The query")->required();
+
+    for (const bool terminate : {false, true}) {
+      c = command(*workflow, terminate ? "terminate" : "cancel",
+                  terminate ? "End a workflow now" : "Ask a workflow to cancel (it may clean up first)",
+                  [this, terminate](Context& ctx) { return cancel_or_terminate(ctx, flags_, terminate); });
+      id(c);
+      c->add_option("--reason", flags_.reason, "Recorded in the history");
+    }
+
+    c = command(*workflow, "delete",
+                "Delete a run now: its history, visibility row, tasks, timers and blob references; a running run is "
+                "terminated first. Deleting the current run frees the id for a new start. The server deletes closed "
+                "runs by itself after its retention period (reprise-server --retention, default 7d)",
+                [this](Context& ctx) { return delete_run(ctx, flags_); });
+    id(c);
+    run_id(c, "The run (default: the id's current run)");
+  }
+
+  void add_history_commands() {
+    CLI::App* history = app_.add_subcommand("history", "Histories as files, for the replay tester");
+    CLI::App* c = command(*history, "export", "Write a run's history to a file",
+                          [this](Context& ctx) { return export_history(ctx, flags_); });
+    id(c);
+    run_id(c);
+    c->add_option("--file", flags_.file, "Where to write")->required()->type_name("PATH");
+    c->add_option("--format", flags_.format, "The file's format")
+        ->check(CLI::IsMember({"json", "binary"}).description(""))
+        ->type_name("json|binary")
+        ->capture_default_str();
+  }
+
+  void add_admin_commands() {
+    CLI::App* admin = app_.add_subcommand("admin", "The database file itself");
+    admin_check_ = command(
+        *admin, "check",
+        "Check the database file, read-only (no server needed, and safe while one runs): that it is a Reprise "
+        "database, then SQLite's full PRAGMA integrity_check and foreign_key_check. Prints \"ok\" or each problem "
+        "found; exits 1 when the file is damaged or is not a Reprise database. It reads the whole file: about as "
+        "long as copying it",
+        [this](Context& ctx) { return admin_check(ctx, flags_); });
+    admin_check_->add_option("--db", flags_.db, "The database file")->required()->type_name("PATH");
+    admin_check_
+        ->add_option("--quick", flags_.quick,
+                     "true: quick_check, what the server runs at start, instead of the full check")
+        ->check(CLI::IsMember({"true", "false"}).description(""))
+        ->type_name("true|false");
+  }
+
+  Flags flags_;
+  CLI::App app_;
+  std::vector<std::pair<CLI::App*, std::function<int(Context&)>>> actions_;
+  CLI::App* admin_check_ = nullptr;  // the one command that needs no server
+};
 
 }  // namespace
 }  // namespace reprise::cli
 
 int main(int argc, char** argv) {
   try {
-    return reprise::cli::run(argc, argv);
-  } catch (const reprise::cli::UsageError& e) {
-    std::cerr << "reprise: " << e.what() << "\n\n" << reprise::cli::kUsage;
-    return 2;
+    return reprise::cli::CommandLine().run(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "reprise: " << e.what() << "\n";
     return 1;

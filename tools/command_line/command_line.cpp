@@ -10,6 +10,7 @@ namespace reprise::command_line {
 const char* version() { return REPRISE_VERSION; }
 
 void set_up(CLI::App& app) {
+  app.set_help_all_flag("--help-all", "Print the help of every command and exit");
   app.set_version_flag("--version", app.get_name() + " " + version(), "Print the version and exit");
   // Subcommands made after this inherit it.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

@@ -16,7 +16,7 @@ namespace reprise::command_line {
 const char* version();
 
 // The app every binary starts from: its name in messages and help, --help
-// and -h, --version (prints "NAME VERSION"), and "--flag value" or
+// and -h, --help-all (every subcommand's too), --version (prints "NAME VERSION"), and "--flag value" or
 // "--flag=value" for every flag. A flag given twice takes the last value, as
 // scripts that add to a command line expect.
 void set_up(CLI::App& app);
