@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "../server/server_harness.hpp"
+#include "../server/test_certificates.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"
 
@@ -20,33 +21,6 @@ using namespace std::chrono_literals;
 
 Workflow<std::string> echo(WorkflowContext&, std::string text) { co_return text; }
 inline constexpr WorkflowDef<&echo> echo_wf{"echo"};
-
-// A CA, a server certificate for localhost and 127.0.0.1, a client
-// certificate, and another CA with a client certificate of its own.
-struct Certificates {
-  TempDir dir;
-  std::string path(const std::string& name) const { return dir.file(name); }
-
-  Certificates() {
-    const std::string d = dir.file("");
-    const std::string script =
-        "set -e; cd '" + d +
-        "'; exec >openssl.log 2>&1\n"
-        "key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out $1; }\n"
-        "ca() { key $1.key; openssl req -x509 -new -key $1.key -subj /CN=$1 -days 2 -out $1.pem; }\n"
-        "signed() { key $2.key; openssl req -new -key $2.key -subj /CN=$2 -out $2.csr;\n"
-        "  printf \"$3\" > $2.ext;\n"
-        "  openssl x509 -req -in $2.csr -CA $1.pem -CAkey $1.key -CAcreateserial -days 2 -extfile $2.ext "
-        "-out $2.pem; }\n"
-        "ca ca; ca other-ca\n"
-        "signed ca server 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nextendedKeyUsage=serverAuth\\n'\n"
-        "signed ca worker 'extendedKeyUsage=clientAuth\\n'\n"
-        "signed other-ca stranger 'extendedKeyUsage=clientAuth\\n'\n";
-    std::ofstream(dir.file("make-certificates.sh")) << script;
-    const int status = std::system(("sh '" + dir.file("make-certificates.sh") + "'").c_str());
-    EXPECT_EQ(status, 0) << "openssl failed; see " << d << "openssl.log";
-  }
-};
 
 std::vector<std::string> tls_flags(const Certificates& c, bool require_client_cert) {
   std::vector<std::string> flags{"--tls-cert", c.path("server.pem"), "--tls-key", c.path("server.key")};

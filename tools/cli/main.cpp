@@ -4,6 +4,8 @@
 //   reprise workflow list -o json --status running --limit 500
 //   reprise workflow show -w order-7 --follow
 //   reprise admin check --db PATH
+//   reprise admin backup --db PATH --to FILE
+//   reprise --tls-ca ca.pem --address reprise.internal:7233 workflow list
 //
 // Flags are parsed with CLI11 (tools/command_line): --flag value and
 // --flag=value, --address and --output anywhere on the line, durations as
@@ -22,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/store/backup.hpp"
 #include "engine/store/file_check.hpp"
 #include "reprise/client.hpp"
 #include "reprise/detail/proto_time.hpp"
@@ -61,8 +64,11 @@ struct Flags {
   bool follow = false;
   // history export
   std::string file, format = "json";
-  // admin check
-  std::string db, quick = "false";
+  // admin check, admin backup
+  std::string db, quick = "false", backup_to;
+  bool overwrite = false;
+  // TLS to the server (reprise/tls.hpp); none set: plaintext.
+  std::string tls_ca, tls_cert, tls_key, tls_server_name;
 
   // The most rows one ListWorkflows call returns (the server refuses more).
   static constexpr int64_t kServerPageLimit = 1000;
@@ -445,6 +451,33 @@ int admin_check(Context& ctx, const Flags& flags) {
   return r.ok() ? 0 : 1;
 }
 
+int admin_backup(Context& ctx, const Flags& flags) {
+  Result<engine::BackupReport> copied = engine::backup_database(flags.db, flags.backup_to, flags.overwrite);
+  if (!copied) {
+    if (ctx.json) {
+      print_json({{"db", flags.db}, {"to", flags.backup_to}, {"ok", false}, {"error", copied.status().to_string()}});
+    } else {
+      std::cerr << "reprise: " << copied.status().to_string() << "\n";
+    }
+    return 1;
+  }
+  const double seconds = std::chrono::duration<double>(copied->elapsed).count();
+  if (ctx.json) {
+    print_json({{"db", flags.db},
+                {"to", flags.backup_to},
+                {"ok", true},
+                {"schema_version", copied->schema_version},
+                {"pages", copied->pages},
+                {"bytes", copied->bytes},
+                {"seconds", seconds}});
+  } else {
+    std::printf("copied database '%s' to '%s' (%lld pages, %lld bytes, checked, in %.2f s)\n", flags.db.c_str(),
+                flags.backup_to.c_str(), static_cast<long long>(copied->pages), static_cast<long long>(copied->bytes),
+                seconds);
+  }
+  return 0;
+}
+
 // The command line: every command's flags, declared once, and what each
 // command runs once parsed.
 class CommandLine {
@@ -456,6 +489,20 @@ class CommandLine {
     // parent: --address and --output work anywhere on the line.
     app_.fallthrough();
     app_.add_option("--address", flags_.address, "The server")->type_name("HOST:PORT")->capture_default_str();
+    app_.add_option("--tls-ca", flags_.tls_ca,
+                    "Connect over TLS, trusting the server's certificate if this PEM CA "
+                    "bundle signed it")
+        ->type_name("FILE")
+        ->envname("REPRISE_TLS_CA");
+    app_.add_option("--tls-cert", flags_.tls_cert, "A PEM client certificate, for a server that requires one")
+        ->type_name("FILE")
+        ->envname("REPRISE_TLS_CERT");
+    app_.add_option("--tls-key", flags_.tls_key, "The private key of --tls-cert")
+        ->type_name("FILE")
+        ->envname("REPRISE_TLS_KEY");
+    app_.add_option("--tls-server-name", flags_.tls_server_name,
+                    "The name the server's certificate must carry, when it differs from --address's host")
+        ->envname("REPRISE_TLS_SERVER_NAME");
     app_.add_option("-o,--output", flags_.output, "How results print")
         ->check(CLI::IsMember({"text", "json"}).description(""))
         ->type_name("text|json")
@@ -472,7 +519,7 @@ class CommandLine {
     ctx.json = flags_.output == "json";
     for (const auto& [command, action] : actions_) {
       if (!command->parsed()) continue;
-      if (command != admin_check_) ctx.connection = Connection::remote(flags_.address);
+      if (command != admin_check_ && command != admin_backup_) ctx.connection = connect();
       return action(ctx);
     }
     // A group without its command ("reprise workflow"); a word that names
@@ -632,12 +679,31 @@ class CommandLine {
                      "true: quick_check, what the server runs at start, instead of the full check")
         ->check(CLI::IsMember({"true", "false"}).description(""))
         ->type_name("true|false");
+    admin_backup_ = command(
+        *admin, "backup",
+        "Copy the database to FILE while the server runs (SQLite's online backup: the copy is one commit's state and "
+        "holds everything acknowledged before it began). Run it on the server's host; restoring is starting a "
+        "server on the copy (docs/operations.md, \"Backup and restore\")",
+        [this](Context& ctx) { return admin_backup(ctx, flags_); });
+    admin_backup_->add_option("--db", flags_.db, "The database file")->required()->type_name("PATH");
+    admin_backup_->add_option("--to", flags_.backup_to, "Where the copy goes")->required()->type_name("FILE");
+    admin_backup_->add_flag("--overwrite", flags_.overwrite, "Replace FILE if it exists");
+  }
+
+  std::shared_ptr<Connection> connect() const {
+    if (flags_.tls_ca.empty() && flags_.tls_cert.empty() && flags_.tls_key.empty() && flags_.tls_server_name.empty()) {
+      return Connection::remote(flags_.address);
+    }
+    return Connection::remote(
+        flags_.address, TlsOptions::from_files(flags_.tls_ca, flags_.tls_cert, flags_.tls_key, flags_.tls_server_name));
   }
 
   Flags flags_;
   CLI::App app_;
   std::vector<std::pair<CLI::App*, std::function<int(Context&)>>> actions_;
-  CLI::App* admin_check_ = nullptr;  // the one command that needs no server
+  // The commands that read the file and need no server.
+  CLI::App* admin_check_ = nullptr;
+  CLI::App* admin_backup_ = nullptr;
 };
 
 }  // namespace
