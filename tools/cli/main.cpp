@@ -208,7 +208,7 @@ v1::StartWorkflowRequest start_request(Context& ctx, const Flags& flags) {
   if (!flags.id_reuse_policy.empty()) {
     std::string upper = "WORKFLOW_ID_REUSE_POLICY_";
     for (char c : flags.id_reuse_policy) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    v1::WorkflowIdReusePolicy p;
+    v1::WorkflowIdReusePolicy p = v1::WORKFLOW_ID_REUSE_POLICY_UNSPECIFIED;
     (void)v1::WorkflowIdReusePolicy_Parse(upper, &p);  // the flag takes only the policies' names
     r.set_workflow_id_reuse_policy(p);
   }
@@ -239,7 +239,7 @@ int list(Context& ctx, const Flags& flags) {
   if (!flags.status.empty()) {
     std::string upper = "WORKFLOW_EXECUTION_STATUS_";
     for (char c : flags.status) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    v1::WorkflowExecutionStatus s;
+    v1::WorkflowExecutionStatus s = v1::WORKFLOW_EXECUTION_STATUS_UNSPECIFIED;
     (void)v1::WorkflowExecutionStatus_Parse(upper, &s);  // the flag takes only the statuses' names
     r.set_status(s);
   }
