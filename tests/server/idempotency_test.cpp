@@ -55,7 +55,10 @@ TEST(Idempotency, ASignalWithStartRetriedIsOneRunAndOneSignal) {
   EXPECT_EQ(signals_in_history(server.stub(), "sws"), 1);
 }
 
-TEST(Idempotency, AStartRetriedFindsItsRunButContinueAsNewDoesNotInheritTheRequestId) {
+// A continue-as-new run carries its chain's start request id (as Temporal
+// does): a start retried after the chain moved on gets the chain's current
+// run, not ALREADY_EXISTS; a start with another request id still conflicts.
+TEST(Idempotency, AStartRetriedAfterContinueAsNewFindsTheChainsCurrentRun) {
   TempDir dir;
   Server server(dir.file("can.db"));
   v1::StartWorkflowResponse first, retry;
@@ -70,8 +73,13 @@ TEST(Idempotency, AStartRetriedFindsItsRunButContinueAsNewDoesNotInheritTheReque
   next.mutable_continue_as_new_workflow_execution()->mutable_workflow_type()->set_name("hello");
   ASSERT_TRUE(complete(server.stub(), task.task_token(), {next}).ok());
   grpc::Status s = call(server.stub(), &Stub::StartWorkflow, start_request("chain"), &retry);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::ALREADY_EXISTS)
-      << "the new run is not the run that start created (got run " << retry.run_id() << ")";
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_FALSE(retry.started());
+  EXPECT_NE(retry.run_id(), first.run_id()) << "the chain's current run, the one continue-as-new made";
+  v1::StartWorkflowRequest other = start_request("chain");
+  other.set_request_id("another-start");
+  s = call(server.stub(), &Stub::StartWorkflow, other, &retry);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ALREADY_EXISTS) << s.error_message();
 }
 
 }  // namespace
