@@ -193,6 +193,18 @@ std::optional<v1::RetryPolicy> retry_policy(const Flags& flags) {
   return policy.to_proto();
 }
 
+// The proto enum value a lower-case flag value names ("reject_duplicate" is
+// WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE). The flag's check already took
+// only the enum's names, so the parse cannot fail.
+template <typename Enum>
+Enum enum_from_flag(const std::string& prefix, const std::string& value, bool (*parse)(const std::string&, Enum*)) {
+  std::string name = prefix;
+  for (char c : value) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  Enum parsed{};
+  (void)parse(name, &parsed);
+  return parsed;
+}
+
 v1::StartWorkflowRequest start_request(Context& ctx, const Flags& flags) {
   v1::StartWorkflowRequest r;
   r.set_workflow_id(flags.id);
@@ -206,11 +218,8 @@ v1::StartWorkflowRequest start_request(Context& ctx, const Flags& flags) {
   r.set_request_id(flags.request_id.empty() ? detail::new_request_id() : flags.request_id);
   if (std::optional<v1::RetryPolicy> retry = retry_policy(flags)) *r.mutable_retry_policy() = *retry;
   if (!flags.id_reuse_policy.empty()) {
-    std::string upper = "WORKFLOW_ID_REUSE_POLICY_";
-    for (char c : flags.id_reuse_policy) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    v1::WorkflowIdReusePolicy p = v1::WORKFLOW_ID_REUSE_POLICY_UNSPECIFIED;
-    (void)v1::WorkflowIdReusePolicy_Parse(upper, &p);  // the flag takes only the policies' names
-    r.set_workflow_id_reuse_policy(p);
+    r.set_workflow_id_reuse_policy(
+        enum_from_flag("WORKFLOW_ID_REUSE_POLICY_", flags.id_reuse_policy, v1::WorkflowIdReusePolicy_Parse));
   }
   r.set_identity("reprise-cli");
   return r;
@@ -237,11 +246,7 @@ int list(Context& ctx, const Flags& flags) {
   r.set_workflow_type(flags.type);
   r.set_task_queue(flags.task_queue);
   if (!flags.status.empty()) {
-    std::string upper = "WORKFLOW_EXECUTION_STATUS_";
-    for (char c : flags.status) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    v1::WorkflowExecutionStatus s = v1::WORKFLOW_EXECUTION_STATUS_UNSPECIFIED;
-    (void)v1::WorkflowExecutionStatus_Parse(upper, &s);  // the flag takes only the statuses' names
-    r.set_status(s);
+    r.set_status(enum_from_flag("WORKFLOW_EXECUTION_STATUS_", flags.status, v1::WorkflowExecutionStatus_Parse));
   }
   v1::ListWorkflowsResponse all;
   do {
