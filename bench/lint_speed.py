@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How long reprise-lint takes against the compiler's own parse of the same
-files (clang++-14 -fsyntax-only), for the examples and for the lint corpus.
+files (clang++-19 -fsyntax-only), for the examples and for the lint corpus.
 Runs are interleaved, one job each (--jobs 1 against a sequential clang), and
 reported as medians with the ratio and the spread.
 
@@ -42,16 +42,16 @@ def examples():
     for e in db:
         if str((pathlib.Path(e["directory"]) / e["file"]).resolve()) in wanted:
             args = shlex.split(e["command"]) if "command" in e else e["arguments"]
-            syntax.append((e["directory"], ["clang++-14", "-fsyntax-only", "-w", *without_output_flags(args[1:])]))
+            syntax.append((e["directory"], ["clang++-19", "-fsyntax-only", "-w", *without_output_flags(args[1:])]))
     return str(build), sorted(wanted), syntax
 
 
 def corpus(tmp):
     sources = sorted((root / "tests/lint/cases").glob("*/*.cpp"))
-    commands = [{"directory": str(s.parent), "file": str(s), "arguments": ["clang++-14", *flags, "-c", str(s)]}
+    commands = [{"directory": str(s.parent), "file": str(s), "arguments": ["clang++-19", *flags, "-c", str(s)]}
                 for s in sources]
     (tmp / "compile_commands.json").write_text(json.dumps(commands))
-    syntax = [(str(s.parent), ["clang++-14", "-fsyntax-only", "-w", *flags, str(s)]) for s in sources]
+    syntax = [(str(s.parent), ["clang++-19", "-fsyntax-only", "-w", *flags, str(s)]) for s in sources]
     return str(tmp), [str(s) for s in sources], syntax
 
 

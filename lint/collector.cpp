@@ -638,7 +638,7 @@ class UnitVisitor : public RecursiveASTVisitor<UnitVisitor> {
       if (!method->isVirtual()) continue;
       VirtualMethod& facts = out_.virtual_methods[function_key(method, sm_)];
       facts.name = qualified_name(method);
-      facts.pure = method->isPure();
+      facts.pure = method->isPureVirtual();
       for (const CXXMethodDecl* overridden : method->overridden_methods()) {
         facts.overrides.push_back(function_key(overridden, sm_));
       }

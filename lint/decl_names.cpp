@@ -36,8 +36,8 @@ std::string qualified_name(const NamedDecl* decl) {
 Location location_of(SourceLocation loc, const SourceManager& sm) {
   loc = sm.getExpansionLoc(loc);
   Location where;
-  if (const FileEntry* file = sm.getFileEntryForID(sm.getFileID(loc))) {
-    auto real = file->tryGetRealPathName();
+  if (OptionalFileEntryRef file = sm.getFileEntryRefForID(sm.getFileID(loc))) {
+    auto real = file->getFileEntry().tryGetRealPathName();
     where.file = real.empty() ? file->getName().str() : real.str();
   } else {
     where.file = "<unknown>";

@@ -1,10 +1,11 @@
 // reprise-lint: the static determinism checker for workflow code.
 //
 //   reprise-lint -p BUILD_DIR [--format=text|json|sarif] [--config FILE]
-//                [--strict] [--warnings-as-errors] [--jobs N] [FILE...]
+//                [--strict] [--warnings-as-errors] [--jobs N] [--sarif FILE]
+//                [--docs-uri URI] [FILE...]
 //
 // Reads BUILD_DIR/compile_commands.json (meson writes it), parses every
-// translation unit in it (or just FILEs) with clang 14, and checks every
+// translation unit in it (or just FILEs) with clang 19, and checks every
 // workflow across all of them. Exit 0: no errors; 1: an error-level finding
 // (any finding with --warnings-as-errors);
 // 2: the tool could not do its job (bad database, a file that does not parse).
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -35,7 +37,9 @@ struct Arguments {
   Format format = Format::kText;
   bool strict = false;
   bool warnings_as_errors = false;
-  unsigned jobs = 1;  // parse processes (parse_units.hpp)
+  unsigned jobs = 1;       // parse processes (parse_units.hpp)
+  std::string sarif_path;  // also write SARIF here (one run for the log and code scanning)
+  std::string docs_uri;    // empty: default_docs_uri()
   std::vector<std::string> files;
 };
 
@@ -62,10 +66,15 @@ void add_flags(CLI::App& app, Arguments& args) {
   app.add_option("--jobs", args.jobs, "Parse in this many processes")
       ->check(reprise::command_line::whole_number(1, 1024))
       ->type_name("N");
+  app.add_option("--sarif", args.sarif_path, "Also write the report as SARIF to FILE")->type_name("FILE");
+  app.add_option("--docs-uri", args.docs_uri,
+                 "Where docs/lint.md is read, for the rules' helpUri in SARIF (default: the copy installed with "
+                 "reprise-lint)")
+      ->type_name("URI");
   app.add_option("files", args.files, "Only these files (default: every file in the database)")->type_name("FILE");
 }
 
-// Flags that make a build's compile command a quiet parse with clang 14's
+// Flags that make a build's compile command a quiet parse with clang 19's
 // own headers, whatever compiler the build used.
 clang::tooling::ArgumentsAdjuster lint_adjuster() {
   return [](const clang::tooling::CommandLineArguments& args, llvm::StringRef) {
@@ -77,6 +86,17 @@ clang::tooling::ArgumentsAdjuster lint_adjuster() {
     adjusted.insert(adjusted.begin() + 1, {"-resource-dir=" REPRISE_LINT_RESOURCE_DIR, "-w"});
     return adjusted;
   };
+}
+
+// docs/lint.md as installed beside this binary (PREFIX/bin/reprise-lint,
+// PREFIX/share/doc/reprise-lint/lint.md), or the source tree's copy for a
+// binary that runs from its build directory.
+std::string default_docs_uri() {
+  std::error_code ec;
+  std::filesystem::path binary = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::filesystem::path installed = binary.parent_path().parent_path() / "share/doc/reprise-lint/lint.md";
+  if (!ec && std::filesystem::exists(installed, ec)) return "file://" + installed.string();
+  return "file://" REPRISE_LINT_SOURCE_DOCS;
 }
 
 }  // namespace
@@ -140,7 +160,16 @@ int main(int argc, char** argv) {
 
   Summary summary{files.size(), 0};
   for (const auto& [key, fn] : program.functions) summary.workflows += program.is_root(fn);
-  write_report(std::cout, args.format, findings, summary);
+  const std::string docs_uri = args.docs_uri.empty() ? default_docs_uri() : args.docs_uri;
+  write_report(std::cout, args.format, findings, summary, docs_uri);
+  if (!args.sarif_path.empty()) {
+    std::ofstream sarif(args.sarif_path);
+    write_report(sarif, Format::kSarif, findings, summary, docs_uri);
+    if (!sarif.flush()) {
+      std::cerr << "reprise-lint: cannot write " << args.sarif_path << "\n";
+      return 2;
+    }
+  }
   std::cout.flush();  // before anything at exit (a sanitizer's report) can end the process
   if (!failed.empty()) {
     for (const auto& f : failed) std::cerr << "reprise-lint: could not parse " << f << "\n";

@@ -1,8 +1,8 @@
 // Parses the translation units and collects their facts, `jobs` units at a
 // time. Each job is a child process (fork) that parses its share of the
 // units and writes their facts to a file; the parent reads them back.
-// Processes, not threads: under ThreadSanitizer, clang 14's library shows
-// data races between tools on different threads.
+// Processes, not threads: under ThreadSanitizer, clang's library (14, when
+// it was measured) showed data races between tools on different threads.
 #pragma once
 
 #include <clang/Tooling/ArgumentsAdjusters.h>

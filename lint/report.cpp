@@ -1,8 +1,12 @@
 #include "lint/report.hpp"
 
+#include <cstdint>
+#include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "lint/paths.hpp"
+#include "tools/command_line/command_line.hpp"
 
 namespace reprise::lint {
 
@@ -58,16 +62,50 @@ json sarif_location(const Location& where) {
             {"region", {{"startLine", where.line}, {"startColumn", where.column}}}}}};
 }
 
-void write_sarif(std::ostream& out, const std::vector<Finding>& findings) {
+// 64-bit FNV-1a: a hash that is the same on every build and platform (unlike
+// std::hash), which is all a fingerprint needs; too small to be worth a library.
+std::string fnv1a_hex(const std::string& text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+// What identifies a finding across commits: its rule, file, workflow and the
+// chain's functions and steps, without line or column numbers, so an edit
+// that moves the code keeps the fingerprint. The n-th finding with the same
+// identity in a file (in report order) gets ":n" after the hash, as
+// code scanning's own line hashes do.
+std::vector<std::string> fingerprints(const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  std::map<std::string, int> seen;
+  for (const auto& f : findings) {
+    std::string identity = std::string(f.rule->id) + "\n" + display_path(f.where.file) + "\n" + f.workflow;
+    for (const auto& step : f.chain) identity += "\n" + step.function + " " + step.does;
+    std::string hash = fnv1a_hex(identity);
+    out.push_back(hash + ":" + std::to_string(++seen[hash]));
+  }
+  return out;
+}
+
+void write_sarif(std::ostream& out, const std::vector<Finding>& findings, const std::string& docs_uri) {
   json rules = json::array();
   for (const auto& r : all_rules()) {
     rules.push_back({{"id", r.id},
                      {"shortDescription", {{"text", "workflow " + std::string(r.problem)}}},
+                     {"fullDescription", {{"text", r.why}}},
                      {"help", {{"text", r.hint}}},
+                     {"helpUri", docs_uri + "#" + std::string(r.id)},
                      {"defaultConfiguration", {{"level", severity_name(r.severity)}}}});
   }
+  const std::vector<std::string> fingerprint = fingerprints(findings);
   json results = json::array();
-  for (const auto& f : findings) {
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const Finding& f = findings[i];
     const size_t index = static_cast<size_t>(f.rule - all_rules().data());  // rule() points into all_rules()
     json flow = json::array();
     for (const auto& step : f.chain) {
@@ -81,19 +119,24 @@ void write_sarif(std::ostream& out, const std::vector<Finding>& findings) {
          {"level", severity_name(f.rule->severity)},
          {"message", {{"text", f.message() + ": " + f.chain.back().does + ". " + std::string(f.rule->hint)}}},
          {"locations", json::array({sarif_location(f.where)})},
+         {"partialFingerprints", {{"reprise-lint/v1", fingerprint[i]}}},
          {"codeFlows", json::array({{{"threadFlows", json::array({{{"locations", flow}}})}}})}});
   }
   json log = {
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
       {"version", "2.1.0"},
-      {"runs", json::array({{{"tool", {{"driver", {{"name", "reprise-lint"}, {"version", "0.1.0"}, {"rules", rules}}}}},
-                             {"results", results}}})}};
+      {"runs",
+       json::array({{{"tool",
+                      {{"driver",
+                        {{"name", "reprise-lint"}, {"version", reprise::command_line::version()}, {"rules", rules}}}}},
+                     {"results", results}}})}};
   out << log.dump(2) << "\n";
 }
 
 }  // namespace
 
-void write_report(std::ostream& out, Format format, const std::vector<Finding>& findings, const Summary& summary) {
+void write_report(std::ostream& out, Format format, const std::vector<Finding>& findings, const Summary& summary,
+                  const std::string& docs_uri) {
   switch (format) {
     case Format::kText:
       write_text(out, findings, summary);
@@ -102,7 +145,7 @@ void write_report(std::ostream& out, Format format, const std::vector<Finding>& 
       write_json(out, findings, summary);
       break;
     case Format::kSarif:
-      write_sarif(out, findings);
+      write_sarif(out, findings, docs_uri);
       break;
   }
 }

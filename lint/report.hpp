@@ -17,6 +17,9 @@ struct Summary {
   size_t workflows = 0;
 };
 
-void write_report(std::ostream& out, Format format, const std::vector<Finding>& findings, const Summary& summary);
+// `docs_uri` is where docs/lint.md can be read (SARIF's helpUri is it plus
+// "#RULE-ID", the rule's section); the other formats do not use it.
+void write_report(std::ostream& out, Format format, const std::vector<Finding>& findings, const Summary& summary,
+                  const std::string& docs_uri);
 
 }  // namespace reprise::lint

@@ -10,38 +10,66 @@ namespace reprise::lint {
 const std::vector<Rule>& all_rules() {
   static const std::vector<Rule> rules = {
       {"reprise-clock", Severity::kError, "is non-deterministic: it reads the clock",
-       "use ctx.now(), the time recorded for this workflow task"},
+       "use ctx.now(), the time recorded for this workflow task",
+       "A workflow is replayed from its history after a cache miss, a crash or a deploy. A clock read returns another "
+       "time on replay, so the code can take another branch and the replay no longer matches the history."},
       {"reprise-random", Severity::kError, "is non-deterministic: it draws randomness",
-       "use ctx.random() or ctx.uuid() (a generator seeded from ctx.random() is fine)"},
+       "use ctx.random() or ctx.uuid() (a generator seeded from ctx.random() is fine)",
+       "A random draw gives another value on replay, so the code can take another branch and the replay no longer "
+       "matches the history."},
       {"reprise-blocking", Severity::kError, "blocks its thread",
-       "wait with co_await ctx.sleep(), a signal or an activity future"},
+       "wait with co_await ctx.sleep(), a signal or an activity future",
+       "Sleeping, locking or waiting holds a worker thread and leaves no trace in the history; a wait that lasts must "
+       "be a durable timer, a signal or an activity."},
       {"reprise-thread", Severity::kError, "starts a thread or a process",
-       "run concurrent work with ctx.spawn() or as activities"},
+       "run concurrent work with ctx.spawn() or as activities",
+       "A thread, async task or process runs outside the workflow's history: its work is neither recorded nor "
+       "replayed, and it may run again on every replay."},
       {"reprise-io", Severity::kError, "does I/O or reads the environment",
-       "move it into an activity and call it with ctx.execute()"},
+       "move it into an activity and call it with ctx.execute()",
+       "Files, sockets, the environment and processes can answer differently on replay, and the I/O runs again on "
+       "every replay: it belongs in an activity, whose result is recorded."},
       {"reprise-logging", Severity::kWarning, "logs outside ctx.logger(), so it logs again on every replay",
-       "use ctx.logger(), which is quiet while replaying"},
+       "use ctx.logger(), which is quiet while replaying",
+       "Workflow code runs again on every replay, so a plain log line is printed again each time; ctx.logger() is "
+       "quiet while replaying."},
       {"reprise-global-write", Severity::kError, "writes state with static storage duration",
-       "keep workflow state in the workflow's own variables"},
+       "keep workflow state in the workflow's own variables",
+       "State with static storage duration outlives the workflow run: a replay in the same process sees what earlier "
+       "runs left in it."},
       {"reprise-global-read", Severity::kWarning, "reads a mutable global, which may differ on replay",
-       "pass the value in as a workflow argument, or make it const"},
+       "pass the value in as a workflow argument, or make it const",
+       "A mutable global may hold another value when the workflow is replayed, in this process or another one."},
       {"reprise-unordered-iteration", Severity::kWarning, "iterates an unordered container, whose order may differ",
-       "iterate a std::map or std::set, or sort the keys first"},
+       "iterate a std::map or std::set, or sort the keys first",
+       "An unordered container's iteration order may change with the library, the insertion history or the bucket "
+       "count, and with it the order the workflow starts its work."},
       {"reprise-pointer-order", Severity::kError, "orders by pointer (a container, queue or sort ordered by address)",
-       "order by a stable id, not an address"},
+       "order by a stable id, not an address",
+       "Addresses differ on every run, so an order by address is another order on replay."},
       {"reprise-address", Severity::kError, "depends on an address, which differs on replay",
-       "compare and hash stable ids, not pointers"},
+       "compare and hash stable ids, not pointers",
+       "Addresses differ on every run: comparing, hashing or printing them gives another result on replay."},
       {"reprise-evaluation-order", Severity::kWarning,
        "starts work in two operands whose order the compiler chooses, so history may differ between builds",
-       "start each in a statement of its own, in the order history should record"},
+       "start each in a statement of its own, in the order history should record",
+       "C++ leaves the order of these operands to the compiler; work started in both reaches history in that order, "
+       "which another compiler, version or flag may not repeat."},
       {"reprise-direct-activity", Severity::kError, "calls an activity function directly, outside history",
-       "call it through its handle: co_await ctx.execute(handle, options, args...)"},
+       "call it through its handle: co_await ctx.execute(handle, options, args...)",
+       "An activity called as a function runs inside the workflow task, on every replay, and its result is not "
+       "recorded in the history."},
       {"reprise-untyped-activity", Severity::kError, "schedules an activity by a name it builds, not a typed handle",
-       "declare `constexpr reprise::Activity<&fn> handle{\"name\"}` and call ctx.execute(handle, ...)"},
+       "declare `constexpr reprise::Activity<&fn> handle{\"name\"}` and call ctx.execute(handle, ...)",
+       "The history records whatever name the string held; a name built at run time can differ on replay and cannot be "
+       "checked against the activity's signature."},
       {"reprise-denied", Severity::kError, "calls a function the lint config denies",
-       "see the deny list in the lint config"},
+       "see the deny list in the lint config",
+       "The project's lint config lists this function as not to be called from workflow code."},
       {"reprise-unresolved", Severity::kWarning, "makes a call the linter cannot follow (--strict)",
-       "make the call direct, or list the target under `allow` in the config"},
+       "make the call direct, or list the target under `allow` in the config",
+       "A call through a function pointer, a std::function or a virtual call whose overrides are not all in sight: the "
+       "linter cannot see what runs, so it cannot check it."},
   };
   return rules;
 }

@@ -16,6 +16,7 @@ struct Rule {
   Severity severity;
   std::string_view problem;  // completes "workflow 'x' ..."
   std::string_view hint;     // what to write instead
+  std::string_view why;      // what goes wrong on replay (SARIF fullDescription)
 };
 
 // Every rule, in the order the docs list them.

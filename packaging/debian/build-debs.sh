@@ -67,7 +67,7 @@ take reprise-server usr/bin/reprise-server usr/share/doc/reprise
 take reprise-cli usr/bin/reprise
 take libreprise-dev usr/include/reprise "usr/$libdir"
 if [ -e "$stage/usr/bin/reprise-lint" ]; then
-  take reprise-lint usr/bin/reprise-lint
+  take reprise-lint usr/bin/reprise-lint usr/share/doc/reprise-lint/lint.md
   packages="$packages reprise-lint"
 else
   echo "build-debs: this build has no reprise-lint (meson -Dlint), so no reprise-lint package" >&2

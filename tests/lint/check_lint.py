@@ -46,7 +46,7 @@ for i, option in enumerate(options):
 
 with tempfile.TemporaryDirectory() as build:
     commands = [{"directory": str(case), "file": str(source),
-                 "arguments": ["clang++-14", *flags, "-c", str(source), "-o", "/dev/null"]}
+                 "arguments": ["clang++", *flags, "-c", str(source), "-o", "/dev/null"]}
                 for source in sorted(case.glob("*.cpp"))]
     pathlib.Path(build, "compile_commands.json").write_text(json.dumps(commands, indent=1))
     command = [linter, "-p", build]

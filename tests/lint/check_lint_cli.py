@@ -25,7 +25,7 @@ def check(condition, what):
 
 def database(directory, sources):
     commands = [{"directory": str(s.parent), "file": str(s),
-                 "arguments": ["clang++-14", *flags, "-c", str(s), "-o", "/dev/null"]} for s in sources]
+                 "arguments": ["clang++", *flags, "-c", str(s), "-o", "/dev/null"]} for s in sources]
     pathlib.Path(directory, "compile_commands.json").write_text(json.dumps(commands))
 
 
