@@ -63,15 +63,23 @@ void LocalActivityExecutor::restart() {
   stopped_ = false;
 }
 
+namespace {
+std::string execution_key(const WorkflowInfo& workflow, int64_t seq) {
+  return workflow.run_id + "/" + std::to_string(seq);
+}
+}  // namespace
+
 std::shared_ptr<LocalActivityRun> LocalActivityExecutor::start(
     const WorkflowInfo& workflow, int64_t seq, const v1::ScheduleActivityTaskCommandAttributes& request) {
-  const std::string key = workflow.run_id + "/" + std::to_string(seq);
+  const std::string key = execution_key(workflow, seq);
   auto run = std::make_shared<LocalActivityRun>(stepped_ ? &*stepped_ : nullptr);
   {
     std::lock_guard lock(mu_);
-    std::erase_if(in_flight_, [](const auto& entry) { return entry.second.expired(); });
-    if (auto running = in_flight_[key].lock()) return running;
-    in_flight_[key] = run;
+    const auto stale = now() - kKeepUntaken;
+    std::erase_if(executions_,
+                  [stale](const auto& entry) { return entry.second.ended_at && *entry.second.ended_at < stale; });
+    if (auto found = executions_.find(key); found != executions_.end()) return found->second.run;
+    executions_[key] = {.run = run, .ended_at = std::nullopt};
   }
   const std::string& type = request.activity_type().name();
   const Function* function = lookup_(type);
@@ -83,6 +91,7 @@ std::shared_ptr<LocalActivityRun> LocalActivityExecutor::start(
     f.set_kind(v1::FAILURE_KIND_APPLICATION);
     f.set_non_retryable(true);
     run->finish({.result = {}, .failure = std::move(f), .attempts = 0});
+    ended(key, run);
     return run;
   }
   ActivityInfo info{.workflow_id = workflow.workflow_id,
@@ -90,8 +99,27 @@ std::shared_ptr<LocalActivityRun> LocalActivityExecutor::start(
                     .activity_id = "local-" + std::to_string(seq),
                     .activity_type = type};
   // The job holds the execution until it ends, the task until it has the outcome.
-  post_([this, run, function, info = std::move(info), request] { run_attempts(*run, *function, info, request); });
+  post_([this, key, run, function, info = std::move(info), request] {
+    run_attempts(*run, *function, info, request);
+    ended(key, run);
+  });
   return run;
+}
+
+void LocalActivityExecutor::taken(const WorkflowInfo& workflow, int64_t seq) {
+  std::lock_guard lock(mu_);
+  executions_.erase(execution_key(workflow, seq));
+}
+
+void LocalActivityExecutor::ended(const std::string& key, const std::shared_ptr<LocalActivityRun>& run) {
+  std::lock_guard lock(mu_);
+  auto found = executions_.find(key);
+  if (found == executions_.end() || found->second.run != run) return;  // taken already
+  if (!run->outcome()) {
+    executions_.erase(found);  // abandoned: a later task runs it again
+  } else {
+    found->second.ended_at = now();
+  }
 }
 
 void LocalActivityExecutor::run_attempts(LocalActivityRun& run, const Function& function, ActivityInfo info,

@@ -2,9 +2,11 @@
 // tasks (ctx.execute_local) on the worker's activity pool, each with its
 // attempts and the backoff between them under its retry policy, and hands
 // the outcome to the workflow task that waits for it. An execution is
-// found again by its run and call while it is in flight, so a task that
-// completed before it finished (to keep the workflow task alive), replayed
-// on this worker, waits for the same execution instead of starting another.
+// found again by its run and call until a task has taken its outcome, so a
+// task that completed before it finished (to keep the workflow task alive),
+// replayed on this worker, waits for the same execution, or takes the
+// outcome it ended with in between, instead of starting another. (With
+// caching off nothing else holds the execution between the two tasks.)
 //
 // Time passes on the steady clock and waits block their thread, unless a
 // SteppedTime is given: then the clock is its clock and a wait lets time
@@ -76,11 +78,18 @@ class LocalActivityExecutor {
   ~LocalActivityExecutor();
   LocalActivityExecutor(const LocalActivityExecutor&) = delete;
 
+  // How long an outcome no task has taken is kept: the run's next task may
+  // have gone to another worker, which records the call itself.
+  static constexpr std::chrono::minutes kKeepUntaken{2};
+
   // Runs call `seq` of `workflow`'s run with the type, input, timeouts and
   // retry policy of `request`, or returns the execution of that call
-  // still in flight.
+  // still in flight or ended with an outcome no task has taken yet.
   std::shared_ptr<LocalActivityRun> start(const WorkflowInfo& workflow, int64_t seq,
                                           const v1::ScheduleActivityTaskCommandAttributes& request);
+  // A task has the outcome of call `seq` (to record it): the executor
+  // forgets the execution, so a later start of that call runs it anew.
+  void taken(const WorkflowInfo& workflow, int64_t seq);
   // Ends the backoffs: an execution between attempts is abandoned (the
   // worker is stopping; its workflow task fails and runs it again
   // elsewhere). restart() undoes it, for a worker started again.
@@ -92,6 +101,9 @@ class LocalActivityExecutor {
  private:
   void run_attempts(LocalActivityRun& run, const Function& function, ActivityInfo info,
                     const v1::ScheduleActivityTaskCommandAttributes& request);
+  // The execution under `key` is over: its outcome is kept for kKeepUntaken
+  // (an abandoned one, with none, is forgotten).
+  void ended(const std::string& key, const std::shared_ptr<LocalActivityRun>& run);
   // Sleeps for `backoff`; false when stop() came first.
   bool sleep_unless_stopped(std::chrono::nanoseconds backoff);
 
@@ -102,7 +114,11 @@ class LocalActivityExecutor {
   std::mutex mu_;
   std::condition_variable stopped_cv_;
   bool stopped_ = false;
-  std::map<std::string, std::weak_ptr<LocalActivityRun>> in_flight_;  // by "<run id>/<seq>"
+  struct Execution {
+    std::shared_ptr<LocalActivityRun> run;
+    std::optional<std::chrono::steady_clock::time_point> ended_at;  // unset while it runs
+  };
+  std::map<std::string, Execution> executions_;  // by "<run id>/<seq>", until a task takes the outcome
 };
 
 }  // namespace reprise::worker

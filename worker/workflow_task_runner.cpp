@@ -181,6 +181,8 @@ bool WorkflowTaskRunner::run_local_activities(WorkflowInstance& instance, ApplyR
       }
       outcomes.push_back(std::move(*outcome));
     }
+    // Recorded by this task's answer: a task that replays without it runs them again.
+    for (const auto& call : round) options_.local_activities->taken(instance.info(), call->seq());
     activation = instance.resolve_local_activities(outcomes);
     if (!activation) return false;
   }
