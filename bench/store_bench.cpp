@@ -107,7 +107,7 @@ void BM_BlobPut(benchmark::State& state) {
   uint64_t serial = 0;
   for (auto _ : state) {
     std::memcpy(data.data(), &++serial, sizeof serial);  // new bytes each time: no dedup
-    auto info = (*store)->blobs().put(data);
+    auto info = (*store)->blobs().put(data, "default");
     if (!info) state.SkipWithError(info.status().to_string().c_str());
   }
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(data.size()));
@@ -118,9 +118,9 @@ void BM_BlobGet(benchmark::State& state) {
   TempDir dir;
   auto store = SqliteStore::open(dir.file("blobs.db"));
   const std::string data = blob_data(static_cast<size_t>(state.range(0)) << 20);
-  const auto info = (*store)->blobs().put(data);
+  const auto info = (*store)->blobs().put(data, "default");
   for (auto _ : state) {
-    auto reader = (*store)->blobs().open(info->sha256);
+    auto reader = (*store)->blobs().open(info->sha256, "default");
     int64_t total = 0;
     while (true) {
       auto chunk = (*reader)->next_chunk();

@@ -145,7 +145,7 @@ std::string mib(int64_t bytes) {
 
 }  // namespace
 
-Result<bool> ClaimCheck::offload(google::protobuf::Message& request) {
+Result<bool> ClaimCheck::offload(google::protobuf::Message& request, const std::string& namespace_id) {
   bool referenced = false;
   Status s = visit_payloads(request, [&](v1::Payload& p) -> Status {
     if (history::is_claim_check(p)) {
@@ -153,11 +153,12 @@ Result<bool> ClaimCheck::offload(google::protobuf::Message& request) {
       if (!history::digest_from_bytes(p.external().sha256(), digest)) {
         return Status::invalid_argument("a claim-check reference has a malformed sha256 (must be 32 bytes)");
       }
-      Result<BlobInfo> info = blobs_.stat(digest);
+      Result<BlobInfo> info = blobs_.stat(digest, namespace_id);
       if (!info) {
         if (info.status().code() != StatusCode::kNotFound) return info.status();
         return Status::invalid_argument("a payload references blob sha256:" + history::to_hex(digest) +
-                                        ", which this server does not have (upload it with PutPayload first)");
+                                        ", which namespace '" + namespace_id +
+                                        "' does not have (upload it there with PutPayload first)");
       }
       if (info->size != p.external().size()) {
         return Status::invalid_argument("a claim-check reference says " + std::to_string(p.external().size()) +
@@ -173,7 +174,7 @@ Result<bool> ClaimCheck::offload(google::protobuf::Message& request) {
                                       " is over the blob limit of " + mib(options_.blob_limit));
     }
     std::string bytes = history::make_claim_check(p);
-    Result<std::unique_ptr<BlobWriter>> writer = blobs_.begin_put();
+    Result<std::unique_ptr<BlobWriter>> writer = blobs_.begin_put(namespace_id);
     if (!writer) return writer.status();
     REPRISE_RETURN_IF_ERROR((*writer)->write(bytes));
     Result<BlobInfo> stored = (*writer)->finish();

@@ -11,6 +11,7 @@
 #include <google/protobuf/message.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/store/blob_store.hpp"
@@ -27,10 +28,11 @@ class ClaimCheck {
  public:
   ClaimCheck(BlobStore& blobs, ClaimCheckOptions options) : blobs_(blobs), options_(options) {}
 
-  // Moves large inline payloads of `request` into the blob store and checks
-  // the references it already holds. Returns whether `request` now holds any
-  // claim-check reference.
-  Result<bool> offload(google::protobuf::Message& request);
+  // Moves large inline payloads of `request` into the blob store of
+  // `namespace_id` and checks that the references it already holds are
+  // there (a blob of another namespace is not). Returns whether `request`
+  // now holds any claim-check reference.
+  Result<bool> offload(google::protobuf::Message& request, const std::string& namespace_id);
   // Whether offload() would read or write the blob store for `request`: it
   // holds a claim-check reference or a payload at the threshold or above.
   bool touches_blob_store(const google::protobuf::Message& request) const;

@@ -12,9 +12,7 @@ namespace reprise::engine {
 
 namespace {
 
-Status check_start_request(std::string& namespace_id, const v1::StartWorkflowRequest& request,
-                           const EngineConfig& config) {
-  REPRISE_RETURN_IF_ERROR(Engine::check_namespace(namespace_id));
+Status check_start_request(const v1::StartWorkflowRequest& request, const EngineConfig& config) {
   if (request.workflow_id().empty()) return Status::invalid_argument("workflow_id is required");
   if (request.workflow_id().size() > config.max_id_length) {
     return Status::invalid_argument("workflow_id is longer than " + std::to_string(config.max_id_length) + " bytes");
@@ -31,8 +29,9 @@ void Engine::start_workflow(v1::StartWorkflowRequest request, Reply<v1::StartWor
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.namespace_();
-  if (Status s = check_start_request(ns, request, options_.config); !s) return reply(s);
-  after_offload<v1::StartWorkflowRequest>(std::move(request), reply,
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  if (Status s = check_start_request(request, options_.config); !s) return reply(s);
+  after_offload<v1::StartWorkflowRequest>(ns, std::move(request), reply,
                                           [this, ns, reply](v1::StartWorkflowRequest& request, bool) {
                                             start_run(ns, std::move(request), std::nullopt, reply);
                                           });
@@ -43,10 +42,11 @@ void Engine::signal_with_start(v1::SignalWithStartRequest request, Reply<v1::Sta
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
   std::string ns = request.start().namespace_();
-  if (Status s = check_start_request(ns, request.start(), options_.config); !s) return reply(s);
+  if (Status s = check_namespace(ns); !s) return reply(s);
+  if (Status s = check_start_request(request.start(), options_.config); !s) return reply(s);
   if (request.signal_name().empty()) return reply(Status::invalid_argument("signal_name is required"));
   after_offload<v1::SignalWithStartRequest>(
-      std::move(request), reply, [this, ns, reply](v1::SignalWithStartRequest& request, bool) {
+      ns, std::move(request), reply, [this, ns, reply](v1::SignalWithStartRequest& request, bool) {
         v1::SignalWorkflowRequest signal;
         signal.set_namespace_(ns);
         signal.mutable_workflow_execution()->set_workflow_id(request.start().workflow_id());
@@ -155,10 +155,10 @@ void Engine::signal_workflow(v1::SignalWorkflowRequest request, Reply<v1::Signal
 }
 
 void Engine::signal_blocking(v1::SignalWorkflowRequest request, Reply<v1::SignalWorkflowResponse> reply) {
-  Result<bool> refs = claim_check_.offload(request);
-  if (!refs) return reply(refs.status());
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
+  Result<bool> refs = claim_check_.offload(request, ns);
+  if (!refs) return reply(refs.status());
   transition_named(
       ns, request.workflow_execution(),
       [request, refs = *refs](MutableState& ms) {
@@ -203,10 +203,10 @@ void Engine::terminate_workflow(v1::TerminateWorkflowRequest request, Reply<v1::
 }
 
 void Engine::terminate_blocking(v1::TerminateWorkflowRequest request, Reply<v1::TerminateWorkflowResponse> reply) {
-  Result<bool> refs = claim_check_.offload(request);
-  if (!refs) return reply(refs.status());
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
+  Result<bool> refs = claim_check_.offload(request, ns);
+  if (!refs) return reply(refs.status());
   transition_named(
       ns, request.workflow_execution(),
       [request, refs = *refs](MutableState& ms) {

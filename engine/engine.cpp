@@ -15,18 +15,10 @@
 
 namespace reprise::engine {
 
-namespace {
-
-constexpr const char* kDefaultNamespace = "default";
-
-}  // namespace
-
-Status Engine::check_namespace(std::string& namespace_id) {
-  if (namespace_id.empty()) namespace_id = kDefaultNamespace;
-  if (namespace_id != kDefaultNamespace) {
-    return Status::not_found("namespace '" + namespace_id + "' does not exist (this server has only 'default')");
-  }
-  return Status::ok();
+Result<std::string> Engine::task_namespace(const std::string& task_token) const {
+  Result<internal::TaskToken> token = options_.config.task_tokens->decode(task_token);
+  if (!token) return token.status();
+  return token->namespace_();
 }
 
 Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions options) {
@@ -44,7 +36,10 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
   if (std::vector<TaskTokenKey> keys = store.task_token_keys(); !keys.empty()) {
     options.config.task_tokens = std::make_shared<const TaskTokenCodec>(std::move(keys));
   }
+  Result<std::unique_ptr<NamespaceRegistry>> namespaces = NamespaceRegistry::load(store);
+  if (!namespaces) return namespaces.status();
   std::unique_ptr<Engine> engine(new Engine(store, std::move(options)));
+  engine->namespaces_ = std::move(namespaces).value();
   // Rebuild the task queues from the durable task table.
   int64_t after = 0;
   while (true) {

@@ -37,6 +37,7 @@
 #include "engine/execution_serializer.hpp"
 #include "engine/executor.hpp"
 #include "engine/matching/matching.hpp"
+#include "engine/namespace_registry.hpp"
 #include "engine/store/store.hpp"
 
 namespace reprise::engine {
@@ -123,8 +124,8 @@ struct EngineOptions {
   // Retention (retention.cpp, docs/engine.md): a run closed longer ago than
   // this is deleted with its history, visibility row, task and timer rows
   // and blob references, and its id's current-run row if that names it.
-  // Zero keeps every run forever. One period for every namespace until
-  // namespaces exist.
+  // Zero keeps every run forever. The default of every namespace that sets
+  // no retention of its own.
   std::chrono::seconds retention{7 * 24 * 3600};
   // How often the sweeper looks (real time; the cutoff comes from `clock`),
   // and how many runs it deletes at a time: each its own serialized
@@ -194,8 +195,19 @@ class Engine {
   void report_activity_canceled(v1::ReportActivityCanceledRequest request,
                                 Reply<v1::ReportActivityCanceledResponse> reply);
 
-  // "" becomes the default namespace; any other is NOT_FOUND for now.
-  static Status check_namespace(std::string& namespace_id);
+  // Namespaces (namespace_requests.cpp). Registering and updating wait for
+  // the store's commit; describe and list answer from memory.
+  void register_namespace(v1::RegisterNamespaceRequest request, Reply<v1::RegisterNamespaceResponse> reply);
+  void describe_namespace(v1::DescribeNamespaceRequest request, Reply<v1::DescribeNamespaceResponse> reply);
+  void list_namespaces(v1::ListNamespacesRequest request, Reply<v1::ListNamespacesResponse> reply);
+  void update_namespace(v1::UpdateNamespaceRequest request, Reply<v1::UpdateNamespaceResponse> reply);
+
+  // "" becomes the default namespace; a namespace not registered is
+  // NOT_FOUND, naming it.
+  Status check_namespace(std::string& namespace_id) const { return namespaces_->check(namespace_id); }
+  // The namespace of the execution a task token names (task and query
+  // tokens alike); INVALID_ARGUMENT for a token this server did not sign.
+  Result<std::string> task_namespace(const std::string& task_token) const;
 
   // History long-polls parked right now (a gauge).
   size_t parked_history_waits();
@@ -212,9 +224,9 @@ class Engine {
   // Looks for due timers now (tests that move a ManualClock call this; with
   // an EngineRuntime, its driver whenever a timer may be due).
   void check_timers();
-  // One retention pass now, over every run closed longer ago than the
-  // retention period by the engine's clock; the sweeper thread calls it
-  // every retention_sweep_interval. One pass at a time.
+  // One retention pass now, over every run closed longer ago than its
+  // namespace's retention period by the engine's clock; the sweeper thread
+  // calls it every retention_sweep_interval. One pass at a time.
   Result<RetentionPass> sweep_retention();
 
   // Tasks queued for workers and not yet handed out (time skipping waits
@@ -358,13 +370,14 @@ class Engine {
   TaskRunner& pool_for(const google::protobuf::Message& request) {
     return claim_check_.touches_blob_store(request) ? upload_pool_ : read_pool_;
   }
-  // Claim-checks `request` (claim_check.hpp), then runs `then` with it and
+  // Claim-checks `request` (claim_check.hpp) in `namespace_id`, then runs `then` with it and
   // whether it holds references; on the upload pool when that touches the
   // blob store (an upload, a reference to look up), inline otherwise.
   template <typename Req, typename T>
-  void after_offload(Req request, const Reply<T>& reply, std::function<void(Req&, bool)> then) {
-    auto run = [this, reply, then = std::move(then)](Req& r) {
-      Result<bool> refs = claim_check_.offload(r);
+  void after_offload(const std::string& namespace_id, Req request, const Reply<T>& reply,
+                     std::function<void(Req&, bool)> then) {
+    auto run = [this, namespace_id, reply, then = std::move(then)](Req& r) {
+      Result<bool> refs = claim_check_.offload(r, namespace_id);
       if (!refs) return reply(refs.status());
       then(r, *refs);
     };
@@ -516,6 +529,8 @@ class Engine {
   void delete_requested_run(ExecutionKey key, bool terminated, int attempt,
                             Reply<v1::DeleteWorkflowExecutionResponse> reply);
   Result<Deleted> check_deletable(const ExecutionKey& key, DeleteCause cause);
+  // One namespace's part of a retention pass.
+  Result<RetentionPass> sweep_namespace(const std::string& namespace_id, std::chrono::seconds retention);
   void start_retention();
   void stop_retention();
   void retention_loop();
@@ -561,6 +576,7 @@ class Engine {
   RequestAdmission admission_;
   RequestAdmission query_admission_;  // queries waiting for an answer: a door of their own
   ClaimCheck claim_check_;
+  std::unique_ptr<NamespaceRegistry> namespaces_;  // set by start()
 
   std::mutex random_mu_;
   std::mt19937_64 random_;

@@ -165,13 +165,26 @@ void Engine::delete_closed_run(const ExecutionKey& key, DeleteCause cause, std::
 Result<RetentionPass> Engine::sweep_retention() {
   std::lock_guard one_pass(sweep_mu_);
   RetentionPass pass;
-  if (options_.retention.count() <= 0) return pass;
-  const TimePoint cutoff = clock_.now() - options_.retention;
+  for (const NamespaceRecord& ns : namespaces_->all()) {
+    const std::chrono::seconds retention = ns.retention.value_or(options_.retention);
+    if (retention.count() <= 0) continue;  // kept forever
+    Result<RetentionPass> swept = sweep_namespace(ns.name, retention);
+    if (!swept) return swept.status().with_context("namespace '" + ns.name + "'");
+    pass.deleted += swept->deleted;
+    pass.postponed += swept->postponed;
+  }
+  metrics_.retention_deleted(pass.deleted);
+  return pass;
+}
+
+Result<RetentionPass> Engine::sweep_namespace(const std::string& namespace_id, std::chrono::seconds retention) {
+  RetentionPass pass;
+  const TimePoint cutoff = clock_.now() - retention;
   const int batch = std::max(1, options_.retention_batch);
   std::optional<ClosedRun> after;
   Status first_error;
   while (!closing()) {
-    Result<std::vector<ClosedRun>> runs = store_.closed_runs(cutoff, after, batch);
+    Result<std::vector<ClosedRun>> runs = store_.closed_runs(namespace_id, cutoff, after, batch);
     if (!runs) return runs.status().with_context("looking for runs past retention");
     if (runs->empty()) break;
     after = runs->back();
@@ -208,20 +221,21 @@ Result<RetentionPass> Engine::sweep_retention() {
     if (first_error.is_ok()) first_error = b->error;
     if (static_cast<int>(runs->size()) < batch) break;
   }
-  metrics_.retention_deleted(pass.deleted);
   if (pass.deleted > 0 || pass.postponed > 0) {
-    log::info("retention deleted closed runs", {{"runs", std::to_string(pass.deleted)},
+    log::info("retention deleted closed runs", {{"namespace", namespace_id},
+                                                {"runs", std::to_string(pass.deleted)},
                                                 {"postponed", std::to_string(pass.postponed)},
-                                                {"retention_s", std::to_string(options_.retention.count())}});
+                                                {"retention_s", std::to_string(retention.count())}});
   }
   if (!first_error.is_ok()) {
-    log::error("retention could not delete a run; it is tried again next pass", {{"error", first_error.to_string()}});
+    log::error("retention could not delete a run; it is tried again next pass",
+               {{"namespace", namespace_id}, {"error", first_error.to_string()}});
   }
   return pass;
 }
 
 void Engine::start_retention() {
-  if (options_.retention.count() <= 0) return;  // kept forever
+  // Always: a namespace may set a retention of its own at any time.
   retention_thread_ = std::thread([this] { retention_loop(); });
 }
 

@@ -174,8 +174,10 @@ void Engine::complete_workflow_task(v1::CompleteWorkflowTaskRequest request,
     if (Status s = answer_query(*query, &request, nullptr); !s) return reply(s);
     return reply(v1::CompleteWorkflowTaskResponse());
   }
+  Result<std::string> ns = task_namespace(request.task_token());
+  if (!ns) return reply(ns.status());
   after_offload<v1::CompleteWorkflowTaskRequest>(
-      std::move(request), reply, [this, reply](v1::CompleteWorkflowTaskRequest& request, bool refs) {
+      *ns, std::move(request), reply, [this, reply](v1::CompleteWorkflowTaskRequest& request, bool refs) {
         using Answer = MutableState::CompletionAnswer;
         on_task_token<v1::CompleteWorkflowTaskResponse, Answer>(
             request.task_token(), refs,
@@ -198,8 +200,10 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
     if (Status s = answer_query(*query, nullptr, &request); !s) return reply(s);
     return reply(v1::FailWorkflowTaskResponse());
   }
+  Result<std::string> ns = task_namespace(request.task_token());
+  if (!ns) return reply(ns.status());
   after_offload<v1::FailWorkflowTaskRequest>(
-      std::move(request), reply, [this, reply](v1::FailWorkflowTaskRequest& request, bool refs) {
+      *ns, std::move(request), reply, [this, reply](v1::FailWorkflowTaskRequest& request, bool refs) {
         on_task_token<v1::FailWorkflowTaskResponse, Done>(
             request.task_token(), refs,
             [request](MutableState& ms, const internal::TaskToken& t) -> Result<Done> {
@@ -219,7 +223,9 @@ void Engine::fail_workflow_task(v1::FailWorkflowTaskRequest request, Reply<v1::F
 void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::HeartbeatActivityResponse> reply) {
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
-  after_offload<v1::HeartbeatActivityRequest>(std::move(request), reply,
+  Result<std::string> ns = task_namespace(request.task_token());
+  if (!ns) return reply(ns.status());
+  after_offload<v1::HeartbeatActivityRequest>(*ns, std::move(request), reply,
                                               [this, reply](v1::HeartbeatActivityRequest& request, bool refs) {
                                                 on_task_token<v1::HeartbeatActivityResponse, bool>(
                                                     request.task_token(), refs,
@@ -238,8 +244,10 @@ void Engine::heartbeat_activity(v1::HeartbeatActivityRequest request, Reply<v1::
 void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::CompleteActivityResponse> reply) {
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
+  Result<std::string> ns = task_namespace(request.task_token());
+  if (!ns) return reply(ns.status());
   after_offload<v1::CompleteActivityRequest>(
-      std::move(request), reply, [this, reply](v1::CompleteActivityRequest& request, bool refs) {
+      *ns, std::move(request), reply, [this, reply](v1::CompleteActivityRequest& request, bool refs) {
         using Eager = std::optional<MutableState::EagerWorkflowTask>;
         on_task_token<v1::CompleteActivityResponse, Eager>(
             request.task_token(), refs,
@@ -259,8 +267,10 @@ void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::Co
 void Engine::fail_activity(v1::FailActivityRequest request, Reply<v1::FailActivityResponse> reply) {
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
+  Result<std::string> ns = task_namespace(request.task_token());
+  if (!ns) return reply(ns.status());
   after_offload<v1::FailActivityRequest>(
-      std::move(request), reply, [this, reply](v1::FailActivityRequest& request, bool refs) {
+      *ns, std::move(request), reply, [this, reply](v1::FailActivityRequest& request, bool refs) {
         using Eager = std::optional<MutableState::EagerWorkflowTask>;
         on_task_token<v1::FailActivityResponse, Eager>(
             request.task_token(), refs,
@@ -282,8 +292,10 @@ void Engine::report_activity_canceled(v1::ReportActivityCanceledRequest request,
                                       Reply<v1::ReportActivityCanceledResponse> reply) {
   if (!admit(reply)) return;
   if (Status s = validate_request(request); !s) return reply(s);
+  Result<std::string> ns = task_namespace(request.task_token());
+  if (!ns) return reply(ns.status());
   after_offload<v1::ReportActivityCanceledRequest>(
-      std::move(request), reply, [this, reply](v1::ReportActivityCanceledRequest& request, bool refs) {
+      *ns, std::move(request), reply, [this, reply](v1::ReportActivityCanceledRequest& request, bool refs) {
         on_task_token<v1::ReportActivityCanceledResponse, Done>(
             request.task_token(), refs,
             [request](MutableState& ms, const internal::TaskToken& t) {

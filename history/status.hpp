@@ -31,6 +31,7 @@ enum class StatusCode : int {
   kInternal = 13,
   kUnavailable = 14,
   kDataLoss = 15,  // corrupt or truncated data
+  kUnauthenticated = 16,
 };
 
 std::string_view status_code_name(StatusCode code);
@@ -56,6 +57,7 @@ class [[nodiscard]] Status {
   static Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
   static Status permission_denied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
+  static Status unauthenticated(std::string m) { return {StatusCode::kUnauthenticated, std::move(m)}; }
   // RESOURCE_EXHAUSTED from back-pressure: nothing was done, and the same
   // request may be sent again after a pause (unlike a limit on the workflow
   // itself, which a retry hits again).

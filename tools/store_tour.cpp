@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   for (int64_t i = 0; big.size() < 5'000'000; ++i) big += "row " + std::to_string(i * 7919 % 100003) + ",";
   v1::Payload result = history::make_payload(history::kEncodingJson, big);
   const std::string blob_bytes = history::make_claim_check(result);
-  const BlobInfo blob = check(store->blobs().put(blob_bytes));
+  const BlobInfo blob = check(store->blobs().put(blob_bytes, "default"));
   report.step(
       "activity completed: 5 MB result by claim-check",
       [&](auto& b) {

@@ -1,5 +1,6 @@
 #include "engine/server/grpc_service.hpp"
 
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -26,9 +27,55 @@ grpc::Status to_grpc_status(const Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message());
 }
 
+namespace {
+
+// Who may call what: any one of the roles listed (admin may call anything).
+// Workers also read histories (a task's later pages) and payloads; clients
+// read histories too (a workflow's result comes as its close event).
+constexpr Roles kWorkerCalls{Role::kWorker};
+constexpr Roles kClientCalls{Role::kClient};
+constexpr Roles kReaderCalls{Role::kReader};
+constexpr Roles kHistoryReads{Role::kReader, Role::kWorker, Role::kClient};
+constexpr Roles kPayloadReads{Role::kReader, Role::kWorker, Role::kClient};
+constexpr Roles kPayloadWrites{Role::kWorker, Role::kClient};
+constexpr Roles kAdminCalls{Role::kAdmin};
+constexpr Roles kAnyRole{Role::kWorker, Role::kClient, Role::kReader};
+
+}  // namespace
+
+std::string_view GrpcService::authorization(const grpc::CallbackServerContext* context) {
+  const auto& metadata = context->client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) return {};
+  return {it->second.data(), it->second.size()};
+}
+
+Status GrpcService::authorize(const grpc::CallbackServerContext* context, Roles roles, const std::string& namespace_id,
+                              std::string_view what) const {
+  return auth_.authorize(authorization(context), roles, namespace_id, what);
+}
+
+Status GrpcService::authorize_token(const grpc::CallbackServerContext* context, Roles roles,
+                                    const std::string& task_token, std::string_view what) const {
+  // A caller without a live key is refused before its token is looked at.
+  if (Status as_caller = authorize(context, roles, "*", what); as_caller.code() == StatusCode::kUnauthenticated) {
+    return as_caller;
+  }
+  Result<std::string> ns = engine_.task_namespace(task_token);
+  if (!ns) return ns.status();
+  return authorize(context, roles, *ns, what);
+}
+
+grpc::ServerUnaryReactor* GrpcService::refuse(grpc::CallbackServerContext* context, const Status& refused) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(to_grpc_status(refused));
+  return reactor;
+}
+
 template <typename Req, typename Resp>
 grpc::ServerUnaryReactor* GrpcService::forward(grpc::CallbackServerContext* context, const Req* request, Resp* response,
-                                               void (Engine::*method)(Req, Reply<Resp>)) {
+                                               void (Engine::*method)(Req, Reply<Resp>), const Status& authorized) {
+  if (!authorized) return refuse(context, authorized);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   (engine_.*method)(*request, [context, reactor, response](Result<Resp> result) {
     if (!result) {
@@ -61,9 +108,10 @@ class PollReactor final : public grpc::ServerUnaryReactor {
 }  // namespace
 
 template <typename Req, typename Resp>
-grpc::ServerUnaryReactor* GrpcService::forward_poll(const Req* request, Resp* response,
-                                                    void (Engine::*method)(Req, Reply<Resp>,
-                                                                           std::shared_ptr<PollTicket>)) {
+grpc::ServerUnaryReactor* GrpcService::forward_poll(
+    grpc::CallbackServerContext* context, const Req* request, Resp* response,
+    void (Engine::*method)(Req, Reply<Resp>, std::shared_ptr<PollTicket>), const Status& authorized) {
+  if (!authorized) return refuse(context, authorized);
   auto* reactor = new PollReactor();
   (engine_.*method)(
       *request,
@@ -81,49 +129,53 @@ grpc::ServerUnaryReactor* GrpcService::forward_poll(const Req* request, Resp* re
 
 grpc::ServerUnaryReactor* GrpcService::StartWorkflow(grpc::CallbackServerContext* c, const v1::StartWorkflowRequest* q,
                                                      v1::StartWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::start_workflow);
+  return forward(c, q, r, &Engine::start_workflow, authorize(c, kClientCalls, q->namespace_(), "StartWorkflow"));
 }
 grpc::ServerUnaryReactor* GrpcService::SignalWorkflow(grpc::CallbackServerContext* c,
                                                       const v1::SignalWorkflowRequest* q,
                                                       v1::SignalWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::signal_workflow);
+  return forward(c, q, r, &Engine::signal_workflow, authorize(c, kClientCalls, q->namespace_(), "SignalWorkflow"));
 }
 grpc::ServerUnaryReactor* GrpcService::SignalWithStart(grpc::CallbackServerContext* c,
                                                        const v1::SignalWithStartRequest* q,
                                                        v1::StartWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::signal_with_start);
+  return forward(c, q, r, &Engine::signal_with_start,
+                 authorize(c, kClientCalls, q->start().namespace_(), "SignalWithStart"));
 }
 grpc::ServerUnaryReactor* GrpcService::QueryWorkflow(grpc::CallbackServerContext* c, const v1::QueryWorkflowRequest* q,
                                                      v1::QueryWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::query_workflow);
+  return forward(c, q, r, &Engine::query_workflow, authorize(c, kClientCalls, q->namespace_(), "QueryWorkflow"));
 }
 grpc::ServerUnaryReactor* GrpcService::RequestCancelWorkflow(grpc::CallbackServerContext* c,
                                                              const v1::RequestCancelWorkflowRequest* q,
                                                              v1::RequestCancelWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::request_cancel_workflow);
+  return forward(c, q, r, &Engine::request_cancel_workflow,
+                 authorize(c, kClientCalls, q->namespace_(), "RequestCancelWorkflow"));
 }
 grpc::ServerUnaryReactor* GrpcService::TerminateWorkflow(grpc::CallbackServerContext* c,
                                                          const v1::TerminateWorkflowRequest* q,
                                                          v1::TerminateWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::terminate_workflow);
+  return forward(c, q, r, &Engine::terminate_workflow,
+                 authorize(c, kClientCalls, q->namespace_(), "TerminateWorkflow"));
 }
 grpc::ServerUnaryReactor* GrpcService::DeleteWorkflowExecution(grpc::CallbackServerContext* c,
                                                                const v1::DeleteWorkflowExecutionRequest* q,
                                                                v1::DeleteWorkflowExecutionResponse* r) {
-  return forward(c, q, r, &Engine::delete_workflow_execution);
+  return forward(c, q, r, &Engine::delete_workflow_execution,
+                 authorize(c, kAdminCalls, q->namespace_(), "DeleteWorkflowExecution"));
 }
 grpc::ServerUnaryReactor* GrpcService::DescribeWorkflow(grpc::CallbackServerContext* c,
                                                         const v1::DescribeWorkflowRequest* q,
                                                         v1::DescribeWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::describe_workflow);
+  return forward(c, q, r, &Engine::describe_workflow, authorize(c, kReaderCalls, q->namespace_(), "DescribeWorkflow"));
 }
-grpc::ServerUnaryReactor* GrpcService::GetHistory(grpc::CallbackServerContext*, const v1::GetHistoryRequest* q,
+grpc::ServerUnaryReactor* GrpcService::GetHistory(grpc::CallbackServerContext* c, const v1::GetHistoryRequest* q,
                                                   v1::GetHistoryResponse* r) {
-  return forward_poll(q, r, &Engine::get_history);
+  return forward_poll(c, q, r, &Engine::get_history, authorize(c, kHistoryReads, q->namespace_(), "GetHistory"));
 }
 grpc::ServerUnaryReactor* GrpcService::ListWorkflows(grpc::CallbackServerContext* c, const v1::ListWorkflowsRequest* q,
                                                      v1::ListWorkflowsResponse* r) {
-  return forward(c, q, r, &Engine::list_workflows);
+  return forward(c, q, r, &Engine::list_workflows, authorize(c, kReaderCalls, q->namespace_(), "ListWorkflows"));
 }
 grpc::ServerUnaryReactor* GrpcService::Health(grpc::CallbackServerContext* c, const v1::HealthRequest*,
                                               v1::HealthResponse* r) {
@@ -138,6 +190,7 @@ grpc::ServerUnaryReactor* GrpcService::Health(grpc::CallbackServerContext* c, co
 grpc::ServerUnaryReactor* GrpcService::GetStorageStats(grpc::CallbackServerContext* c,
                                                        const v1::GetStorageStatsRequest*,
                                                        v1::GetStorageStatsResponse* r) {
+  if (Status s = authorize(c, kAdminCalls, "*", "GetStorageStats"); !s) return refuse(c, s);
   const StorageStats s = engine_.storage_stats();
   r->set_transitions(s.writes.transitions);
   r->set_jobs(s.writes.jobs);
@@ -160,44 +213,84 @@ grpc::ServerUnaryReactor* GrpcService::GetStorageStats(grpc::CallbackServerConte
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
-grpc::ServerUnaryReactor* GrpcService::PollWorkflowTask(grpc::CallbackServerContext*,
+grpc::ServerUnaryReactor* GrpcService::RegisterNamespace(grpc::CallbackServerContext* c,
+                                                         const v1::RegisterNamespaceRequest* q,
+                                                         v1::RegisterNamespaceResponse* r) {
+  return forward(c, q, r, &Engine::register_namespace,
+                 authorize(c, kAdminCalls, q->namespace_().empty() ? "*" : q->namespace_(), "RegisterNamespace"));
+}
+grpc::ServerUnaryReactor* GrpcService::DescribeNamespace(grpc::CallbackServerContext* c,
+                                                         const v1::DescribeNamespaceRequest* q,
+                                                         v1::DescribeNamespaceResponse* r) {
+  return forward(c, q, r, &Engine::describe_namespace, authorize(c, kAnyRole, q->namespace_(), "DescribeNamespace"));
+}
+grpc::ServerUnaryReactor* GrpcService::ListNamespaces(grpc::CallbackServerContext* c,
+                                                      const v1::ListNamespacesRequest* q,
+                                                      v1::ListNamespacesResponse* r) {
+  // Any live key may list; it is shown the namespaces it may use.
+  if (Status s = authorize(c, kAnyRole, "*", "ListNamespaces"); !s && s.code() != StatusCode::kPermissionDenied) {
+    return refuse(c, s);
+  }
+  grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
+  engine_.list_namespaces(*q, [this, c, reactor, r](Result<v1::ListNamespacesResponse> listed) {
+    if (!listed) return reactor->Finish(to_grpc_status(listed.status()));
+    for (const v1::NamespaceInfo& info : listed->namespaces()) {
+      if (auth_.may_see(authorization(c), info.name())) *r->add_namespaces() = info;
+    }
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+grpc::ServerUnaryReactor* GrpcService::UpdateNamespace(grpc::CallbackServerContext* c,
+                                                       const v1::UpdateNamespaceRequest* q,
+                                                       v1::UpdateNamespaceResponse* r) {
+  return forward(c, q, r, &Engine::update_namespace, authorize(c, kAdminCalls, q->namespace_(), "UpdateNamespace"));
+}
+grpc::ServerUnaryReactor* GrpcService::PollWorkflowTask(grpc::CallbackServerContext* c,
                                                         const v1::PollWorkflowTaskRequest* q,
                                                         v1::PollWorkflowTaskResponse* r) {
-  return forward_poll(q, r, &Engine::poll_workflow_task);
+  return forward_poll(c, q, r, &Engine::poll_workflow_task,
+                      authorize(c, kWorkerCalls, q->namespace_(), "PollWorkflowTask"));
 }
 grpc::ServerUnaryReactor* GrpcService::CompleteWorkflowTask(grpc::CallbackServerContext* c,
                                                             const v1::CompleteWorkflowTaskRequest* q,
                                                             v1::CompleteWorkflowTaskResponse* r) {
-  return forward(c, q, r, &Engine::complete_workflow_task);
+  return forward(c, q, r, &Engine::complete_workflow_task,
+                 authorize_token(c, kWorkerCalls, q->task_token(), "CompleteWorkflowTask"));
 }
 grpc::ServerUnaryReactor* GrpcService::FailWorkflowTask(grpc::CallbackServerContext* c,
                                                         const v1::FailWorkflowTaskRequest* q,
                                                         v1::FailWorkflowTaskResponse* r) {
-  return forward(c, q, r, &Engine::fail_workflow_task);
+  return forward(c, q, r, &Engine::fail_workflow_task,
+                 authorize_token(c, kWorkerCalls, q->task_token(), "FailWorkflowTask"));
 }
-grpc::ServerUnaryReactor* GrpcService::PollActivityTask(grpc::CallbackServerContext*,
+grpc::ServerUnaryReactor* GrpcService::PollActivityTask(grpc::CallbackServerContext* c,
                                                         const v1::PollActivityTaskRequest* q,
                                                         v1::PollActivityTaskResponse* r) {
-  return forward_poll(q, r, &Engine::poll_activity_task);
+  return forward_poll(c, q, r, &Engine::poll_activity_task,
+                      authorize(c, kWorkerCalls, q->namespace_(), "PollActivityTask"));
 }
 grpc::ServerUnaryReactor* GrpcService::HeartbeatActivity(grpc::CallbackServerContext* c,
                                                          const v1::HeartbeatActivityRequest* q,
                                                          v1::HeartbeatActivityResponse* r) {
-  return forward(c, q, r, &Engine::heartbeat_activity);
+  return forward(c, q, r, &Engine::heartbeat_activity,
+                 authorize_token(c, kWorkerCalls, q->task_token(), "HeartbeatActivity"));
 }
 grpc::ServerUnaryReactor* GrpcService::CompleteActivity(grpc::CallbackServerContext* c,
                                                         const v1::CompleteActivityRequest* q,
                                                         v1::CompleteActivityResponse* r) {
-  return forward(c, q, r, &Engine::complete_activity);
+  return forward(c, q, r, &Engine::complete_activity,
+                 authorize_token(c, kWorkerCalls, q->task_token(), "CompleteActivity"));
 }
 grpc::ServerUnaryReactor* GrpcService::FailActivity(grpc::CallbackServerContext* c, const v1::FailActivityRequest* q,
                                                     v1::FailActivityResponse* r) {
-  return forward(c, q, r, &Engine::fail_activity);
+  return forward(c, q, r, &Engine::fail_activity, authorize_token(c, kWorkerCalls, q->task_token(), "FailActivity"));
 }
 grpc::ServerUnaryReactor* GrpcService::ReportActivityCanceled(grpc::CallbackServerContext* c,
                                                               const v1::ReportActivityCanceledRequest* q,
                                                               v1::ReportActivityCanceledResponse* r) {
-  return forward(c, q, r, &Engine::report_activity_canceled);
+  return forward(c, q, r, &Engine::report_activity_canceled,
+                 authorize_token(c, kWorkerCalls, q->task_token(), "ReportActivityCanceled"));
 }
 
 namespace {
@@ -211,16 +304,22 @@ namespace {
 // with the next job's write.
 class PayloadWriter final : public grpc::ServerWriteReactor<v1::GetPayloadChunk> {
  public:
-  PayloadWriter(GrpcService& service, BlobStore& blobs, Executor& io, const v1::GetPayloadRequest& request)
+  // `admitted`: the request's namespace, or why the call is refused.
+  PayloadWriter(GrpcService& service, BlobStore& blobs, Executor& io, const v1::GetPayloadRequest& request,
+                Result<std::string> admitted)
       : stream_(service), io_(io) {
+    if (!admitted) {
+      Finish(to_grpc_status(admitted.status()));
+      return;
+    }
     history::Sha256Digest digest{};
     if (!history::digest_from_bytes(request.sha256(), digest)) {
       Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "sha256 must be 32 bytes"));
       return;
     }
-    io_.post([this, &blobs, digest] {
+    io_.post([this, &blobs, digest, ns = std::move(admitted).value()] {
       std::lock_guard lock(mu_);
-      Result<std::unique_ptr<BlobReader>> reader = blobs.open(digest);
+      Result<std::unique_ptr<BlobReader>> reader = blobs.open(digest, ns);
       if (!reader) {
         Finish(to_grpc_status(reader.status()));
         return;
@@ -271,22 +370,17 @@ class PayloadWriter final : public grpc::ServerWriteReactor<v1::GetPayloadChunk>
 };
 
 // Streams an upload into the blob store, chunk by chunk, up to the limit;
-// each chunk is written on `io`, and the next read starts once it is. Each
-// job holds mu_, as PayloadWriter's do.
+// each chunk is written on `io`, and the next read starts once it is. The
+// first chunk names the namespace: `admit` gives it back checked (""
+// becomes 'default'), or why the call is refused, before anything is
+// stored. Each job holds mu_, as PayloadWriter's do.
 class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> {
  public:
-  PayloadReader(GrpcService& service, BlobStore& blobs, Executor& io, int64_t limit, v1::PutPayloadResponse* response)
-      : stream_(service), io_(io), limit_(limit), response_(response) {
-    io_.post([this, &blobs] {
-      std::lock_guard lock(mu_);
-      Result<std::unique_ptr<BlobWriter>> writer = blobs.begin_put();
-      if (!writer) {
-        Finish(to_grpc_status(writer.status()));
-        return;
-      }
-      writer_ = std::move(writer).value();
-      StartRead(&chunk_);
-    });
+  using Admit = std::function<Result<std::string>(const std::string& namespace_id)>;
+  PayloadReader(GrpcService& service, BlobStore& blobs, Executor& io, int64_t limit, v1::PutPayloadResponse* response,
+                Admit admit)
+      : stream_(service), blobs_(blobs), io_(io), limit_(limit), response_(response), admit_(std::move(admit)) {
+    StartRead(&chunk_);
   }
   void OnReadDone(bool ok) override {
     io_.post([this, ok] {
@@ -306,6 +400,19 @@ class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> 
 
  private:
   void take(bool ok) {
+    if (!writer_) {  // the first chunk, or none at all (an empty upload)
+      Result<std::string> ns = admit_(ok ? chunk_.namespace_() : std::string());
+      if (!ns) {
+        Finish(to_grpc_status(ns.status()));
+        return;
+      }
+      Result<std::unique_ptr<BlobWriter>> writer = blobs_.begin_put(*ns);
+      if (!writer) {
+        Finish(to_grpc_status(writer.status()));
+        return;
+      }
+      writer_ = std::move(writer).value();
+    }
     if (!ok) {  // the client finished sending
       Result<BlobInfo> stored = writer_->finish();
       if (!stored) {
@@ -331,25 +438,41 @@ class PayloadReader final : public grpc::ServerReadReactor<v1::PutPayloadChunk> 
   }
 
   GrpcService::StreamRef stream_;  // first: released after the writer's discard
+  BlobStore& blobs_;
   Executor& io_;
   std::mutex mu_;
   std::unique_ptr<BlobWriter> writer_;  // an unfinished upload is discarded with it
   int64_t limit_;
   int64_t received_ = 0;
   v1::PutPayloadResponse* response_;
+  Admit admit_;
   v1::PutPayloadChunk chunk_;
 };
 
 }  // namespace
 
-grpc::ServerReadReactor<v1::PutPayloadChunk>* GrpcService::PutPayload(grpc::CallbackServerContext*,
+grpc::ServerReadReactor<v1::PutPayloadChunk>* GrpcService::PutPayload(grpc::CallbackServerContext* c,
                                                                       v1::PutPayloadResponse* r) {
-  return new PayloadReader(*this, blobs_, blob_io_, blob_limit_, r);
+  // The context outlives the reactor's reads, so the first chunk's
+  // namespace is checked against the caller's key when it comes.
+  return new PayloadReader(*this, blobs_, blob_io_, blob_limit_, r,
+                           [this, c](const std::string& requested) -> Result<std::string> {
+                             std::string ns = requested;
+                             REPRISE_RETURN_IF_ERROR(authorize(c, kPayloadWrites, ns, "PutPayload"));
+                             REPRISE_RETURN_IF_ERROR(engine_.check_namespace(ns));
+                             return ns;
+                           });
 }
 
-grpc::ServerWriteReactor<v1::GetPayloadChunk>* GrpcService::GetPayload(grpc::CallbackServerContext*,
+grpc::ServerWriteReactor<v1::GetPayloadChunk>* GrpcService::GetPayload(grpc::CallbackServerContext* c,
                                                                        const v1::GetPayloadRequest* q) {
-  return new PayloadWriter(*this, blobs_, blob_io_, *q);
+  auto admitted = [&]() -> Result<std::string> {
+    std::string ns = q->namespace_();
+    REPRISE_RETURN_IF_ERROR(authorize(c, kPayloadReads, ns, "GetPayload"));
+    REPRISE_RETURN_IF_ERROR(engine_.check_namespace(ns));
+    return ns;
+  };
+  return new PayloadWriter(*this, blobs_, blob_io_, *q, admitted());
 }
 
 }  // namespace reprise::engine

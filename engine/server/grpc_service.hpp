@@ -4,6 +4,10 @@
 // streams read and write the blob store on a pool of their own, never on a
 // gRPC thread.
 //
+// Every call but Health is first authorized (api_key_auth.hpp) for the roles
+// its RPC needs (the table in grpc_service.cpp) and the namespace it names;
+// a task token's namespace is the one signed into it.
+//
 // Lifetime: destroy the service after the grpc::Server that serves it and
 // before the Engine and BlobStore it uses. A payload stream's work can
 // outlast its call (an unfinished upload is discarded, a store write, on the
@@ -22,6 +26,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/executor.hpp"
+#include "engine/server/api_key_auth.hpp"
 #include "reprise/v1/service.grpc.pb.h"
 
 namespace reprise::engine {
@@ -31,9 +36,10 @@ grpc::Status to_grpc_status(const Status& status);
 
 class GrpcService final : public v1::WorkflowService::CallbackService {
  public:
-  // Uploads larger than `blob_limit` bytes are refused.
-  GrpcService(Engine& engine, BlobStore& blobs, int64_t blob_limit)
-      : engine_(engine), blobs_(blobs), blob_limit_(blob_limit) {}
+  // Uploads larger than `blob_limit` bytes are refused. `auth` outlives the
+  // service.
+  GrpcService(Engine& engine, BlobStore& blobs, int64_t blob_limit, const ApiKeyAuth& auth)
+      : engine_(engine), blobs_(blobs), blob_limit_(blob_limit), auth_(auth) {}
   // Waits for every payload stream to end (see Lifetime above).
   ~GrpcService() override;
   GrpcService(const GrpcService&) = delete;
@@ -83,6 +89,14 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
                                    v1::HealthResponse* r) override;
   grpc::ServerUnaryReactor* GetStorageStats(grpc::CallbackServerContext* c, const v1::GetStorageStatsRequest* q,
                                             v1::GetStorageStatsResponse* r) override;
+  grpc::ServerUnaryReactor* RegisterNamespace(grpc::CallbackServerContext* c, const v1::RegisterNamespaceRequest* q,
+                                              v1::RegisterNamespaceResponse* r) override;
+  grpc::ServerUnaryReactor* DescribeNamespace(grpc::CallbackServerContext* c, const v1::DescribeNamespaceRequest* q,
+                                              v1::DescribeNamespaceResponse* r) override;
+  grpc::ServerUnaryReactor* ListNamespaces(grpc::CallbackServerContext* c, const v1::ListNamespacesRequest* q,
+                                           v1::ListNamespacesResponse* r) override;
+  grpc::ServerUnaryReactor* UpdateNamespace(grpc::CallbackServerContext* c, const v1::UpdateNamespaceRequest* q,
+                                            v1::UpdateNamespaceResponse* r) override;
   grpc::ServerUnaryReactor* PollWorkflowTask(grpc::CallbackServerContext* c, const v1::PollWorkflowTaskRequest* q,
                                              v1::PollWorkflowTaskResponse* r) override;
   grpc::ServerUnaryReactor* CompleteWorkflowTask(grpc::CallbackServerContext* c,
@@ -103,17 +117,30 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
                                                    v1::ReportActivityCanceledResponse* r) override;
 
  private:
-  template <typename Req, typename Resp>
-  grpc::ServerUnaryReactor* forward(grpc::CallbackServerContext* context, const Req* request, Resp* response,
-                                    void (Engine::*method)(Req, Reply<Resp>));
+  // The call's authorization header ("" when it has none).
+  static std::string_view authorization(const grpc::CallbackServerContext* context);
+  // OK, or why `context`'s caller may not make call `what` in `namespace_id`.
+  Status authorize(const grpc::CallbackServerContext* context, Roles roles, const std::string& namespace_id,
+                   std::string_view what) const;
+  // authorize() for a call that names its execution by task token.
+  Status authorize_token(const grpc::CallbackServerContext* context, Roles roles, const std::string& task_token,
+                         std::string_view what) const;
+  // A reactor that answers `refused` at once.
+  static grpc::ServerUnaryReactor* refuse(grpc::CallbackServerContext* context, const Status& refused);
 
   template <typename Req, typename Resp>
-  grpc::ServerUnaryReactor* forward_poll(const Req* request, Resp* response,
-                                         void (Engine::*method)(Req, Reply<Resp>, std::shared_ptr<PollTicket>));
+  grpc::ServerUnaryReactor* forward(grpc::CallbackServerContext* context, const Req* request, Resp* response,
+                                    void (Engine::*method)(Req, Reply<Resp>), const Status& authorized);
+
+  template <typename Req, typename Resp>
+  grpc::ServerUnaryReactor* forward_poll(grpc::CallbackServerContext* context, const Req* request, Resp* response,
+                                         void (Engine::*method)(Req, Reply<Resp>, std::shared_ptr<PollTicket>),
+                                         const Status& authorized);
 
   Engine& engine_;
   BlobStore& blobs_;
   int64_t blob_limit_;
+  const ApiKeyAuth& auth_;
   std::mutex streams_mu_;
   std::condition_variable streams_cv_;
   int streams_ = 0;  // payload streams not yet destroyed

@@ -117,6 +117,20 @@ int main(int argc, char** argv) {
   } else {
     log::warn("database opened without quick_check (--skip-quick-check)", {{"db", flags.db}});
   }
+  // API keys (api_key_auth.hpp): read now and every second after.
+  Result<std::unique_ptr<ApiKeyAuth>> auth = ApiKeyAuth::start(**store);
+  if (!auth) {
+    std::fprintf(stderr, "reprise-server: %s\n", auth.status().to_string().c_str());
+    return 1;
+  }
+  if (Status known = check_callers_known(flags.tls, flags.listen, (*auth)->keys_defined()); !known) {
+    std::fprintf(stderr, "reprise-server: %s\n", known.message().c_str());
+    return 1;
+  }
+  if (!(*auth)->keys_defined() && flags.tls.client_ca_file.empty() && !is_loopback_host(listen_host(flags.listen))) {
+    log::warn("serving beyond loopback with no API keys (--insecure): any caller can run and read every workflow",
+              {{"address", flags.listen}});
+  }
   // --metrics-listen: the engine and every gRPC call count into this.
   std::unique_ptr<metrics::Registry> registry;
   if (!flags.metrics_listen.empty()) flags.engine.metrics = (registry = std::make_unique<metrics::Registry>()).get();
@@ -127,7 +141,8 @@ int main(int argc, char** argv) {
   }
   // Torn down before the engine and the store: its payload streams' last
   // work (an upload's discard) writes to the store after the server is gone.
-  auto service = std::make_unique<GrpcService>(**engine, (*store)->blobs(), flags.engine.claim_check.blob_limit);
+  auto service =
+      std::make_unique<GrpcService>(**engine, (*store)->blobs(), flags.engine.claim_check.blob_limit, **auth);
   // The standard health service (grpc.health.v1.Health) and server
   // reflection (grpc.reflection.v1alpha, what grpcurl uses) beside ours.
   grpc::EnableDefaultHealthCheckService(true);
@@ -180,6 +195,7 @@ int main(int argc, char** argv) {
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
   server.reset();
   service.reset();  // waits for the payload streams' last store work
+  auth->reset();     // its thread reads the store
   engine->reset();
   store->reset();  // commits what is queued, then closes the database
   std::printf("reprise-server: stopped cleanly\n");

@@ -90,4 +90,14 @@ Result<std::shared_ptr<grpc::ServerCredentials>> server_credentials(const TlsFla
   return grpc::SslServerCredentials(options);
 }
 
+Status check_callers_known(const TlsFlags& tls, const std::string& listen, bool api_keys_defined) {
+  if (api_keys_defined || !tls.client_ca_file.empty() || is_loopback_host(listen_host(listen))) return Status::ok();
+  if (tls.insecure) return Status::ok();
+  return Status::failed_precondition(
+      "refusing to serve " + listen +
+      ", which is not a loopback address, with no API keys: anyone who reaches it could run and read every "
+      "workflow. Create a key first (reprise admin key create --db DB --name NAME --role admin --namespace '*'), "
+      "or require client certificates (--tls-client-ca), or give --insecure to serve anyway");
+}
+
 }  // namespace reprise::engine

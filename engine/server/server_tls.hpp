@@ -1,6 +1,7 @@
 // reprise-server's transport security: TLS on the gRPC port (--tls-cert,
 // --tls-key), client certificates verified against a CA (--tls-client-ca,
-// mutual TLS), and the refusal to serve plaintext beyond loopback without
+// mutual TLS), and the refusals to serve beyond loopback in plaintext or to
+// callers it cannot tell apart (no API keys, no client certificates) without
 // --insecure. Thread rule: main thread, before the server starts.
 #pragma once
 
@@ -26,6 +27,11 @@ struct TlsFlags {
 // `insecure`. A file that cannot be read, or that holds no PEM block of the
 // kind expected, is INVALID_ARGUMENT naming the flag and the file.
 Result<std::shared_ptr<grpc::ServerCredentials>> server_credentials(const TlsFlags& tls, const std::string& listen);
+
+// Beyond loopback a server must know its callers: by API key (any defined)
+// or by client certificate (--tls-client-ca). FAILED_PRECONDITION naming
+// `reprise admin key create` and --insecure otherwise, unless `insecure`.
+Status check_callers_known(const TlsFlags& tls, const std::string& listen, bool api_keys_defined);
 
 // "host" of "host:port" ("[::1]:7233" gives "::1").
 std::string listen_host(const std::string& listen);

@@ -2,15 +2,16 @@
 
 namespace reprise::engine {
 
-Result<BlobInfo> BlobStore::put(std::string_view bytes) {
-  Result<std::unique_ptr<BlobWriter>> writer = begin_put();
+Result<BlobInfo> BlobStore::put(std::string_view bytes, const std::string& namespace_id) {
+  Result<std::unique_ptr<BlobWriter>> writer = begin_put(namespace_id);
   if (!writer) return writer.status();
   REPRISE_RETURN_IF_ERROR((*writer)->write(bytes));
   return (*writer)->finish();
 }
 
-Result<std::string> BlobStore::get(const history::Sha256Digest& sha256, int64_t max_bytes) {
-  Result<std::unique_ptr<BlobReader>> reader = open(sha256);
+Result<std::string> BlobStore::get(const history::Sha256Digest& sha256, const std::string& namespace_id,
+                                   int64_t max_bytes) {
+  Result<std::unique_ptr<BlobReader>> reader = open(sha256, namespace_id);
   if (!reader) return reader.status();
   if ((*reader)->size() > max_bytes) {
     return Status::resource_exhausted("blob " + history::to_hex(sha256) + " has " + std::to_string((*reader)->size()) +

@@ -8,6 +8,10 @@
 // and that are older than a grace period, which covers the window between
 // uploading a blob and committing the transition that references it.
 //
+// Blobs belong to namespaces: a blob can be read (open, stat, get) only in a
+// namespace it was uploaded in. The same bytes uploaded in two namespaces
+// are stored once and readable from both.
+//
 // Thread safety: BlobStore methods may be called from any thread. A
 // BlobWriter or BlobReader belongs to one thread.
 #pragma once
@@ -62,9 +66,12 @@ class BlobStore {
  public:
   virtual ~BlobStore() = default;
 
-  virtual Result<std::unique_ptr<BlobWriter>> begin_put() = 0;
-  virtual Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256) = 0;
-  virtual Result<BlobInfo> stat(const history::Sha256Digest& sha256) = 0;
+  // An upload into `namespace_id`.
+  virtual Result<std::unique_ptr<BlobWriter>> begin_put(const std::string& namespace_id) = 0;
+  // NOT_FOUND when the blob is absent or was never uploaded in `namespace_id`.
+  virtual Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256,
+                                                   const std::string& namespace_id) = 0;
+  virtual Result<BlobInfo> stat(const history::Sha256Digest& sha256, const std::string& namespace_id) = 0;
   // Removes what nothing references, a batch per transaction. `stop` is
   // asked between batches: once it answers true the collection ends early,
   // with the stats of the batches done (a shutdown must not wait for a whole
@@ -75,9 +82,9 @@ class BlobStore {
   virtual Result<BlobTotals> totals() { return Status(StatusCode::kUnimplemented, "no blob totals"); }
 
   // Whole-value conveniences over the streaming calls.
-  Result<BlobInfo> put(std::string_view bytes);
-  // NOT_FOUND if absent; RESOURCE_EXHAUSTED if larger than max_bytes.
-  Result<std::string> get(const history::Sha256Digest& sha256, int64_t max_bytes);
+  Result<BlobInfo> put(std::string_view bytes, const std::string& namespace_id);
+  // NOT_FOUND as open(); RESOURCE_EXHAUSTED if larger than max_bytes.
+  Result<std::string> get(const history::Sha256Digest& sha256, const std::string& namespace_id, int64_t max_bytes);
 };
 
 }  // namespace reprise::engine

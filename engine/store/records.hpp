@@ -2,6 +2,7 @@
 // engine writes, committed atomically or not at all.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -127,6 +128,27 @@ struct Transition {
   // Removes everything of these executions: state, history, tasks, timers,
   // visibility and blob references (retention).
   std::vector<ExecutionKey> delete_executions;
+};
+
+// A namespace of the registry: every execution, task, timer and blob
+// belongs to one, and nothing of one is visible from another.
+struct NamespaceRecord {
+  std::string name;
+  std::string description;
+  // How long a closed run is kept; nothing: the server's default (its
+  // --retention). Zero keeps runs forever.
+  std::optional<std::chrono::seconds> retention;
+  TimePoint created_at;
+};
+
+// An API key as the store keeps it: never the secret, only its SHA-256.
+struct ApiKeyRecord {
+  std::string name;  // what the operator calls it (list, revoke)
+  history::Sha256Digest sha256{};
+  std::vector<std::string> namespaces;  // "*": every namespace
+  std::vector<std::string> roles;       // worker, client, reader, admin
+  TimePoint created_at;
+  std::optional<TimePoint> revoked_at;
 };
 
 // What a committed transition was assigned, in the order of its vectors.

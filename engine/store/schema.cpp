@@ -114,6 +114,44 @@ CREATE INDEX blob_refs_by_owner ON blob_refs (namespace, workflow_id, run_id);
 -- Closed runs by close time: what the retention sweeper deletes, oldest first.
 CREATE INDEX visibility_by_close ON visibility (close_time) WHERE close_time IS NOT NULL;
 )sql"},
+    {3, R"sql(
+-- The namespace registry. retention_seconds NULL: the server's --retention.
+-- 'default' exists in every database; a database from before namespaces held
+-- only its data, which stays there.
+CREATE TABLE namespaces (
+  name              TEXT PRIMARY KEY,
+  description       TEXT NOT NULL,
+  retention_seconds INTEGER,
+  created_at        INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO namespaces (name, description, retention_seconds, created_at)
+  VALUES ('default', 'The namespace of requests that name none', NULL, CAST((julianday('now') - 2440587.5) * 86400e9 AS INTEGER));
+
+-- Which namespaces may read a claim-check blob: the ones it was uploaded or
+-- written in. The bytes are stored once whatever the namespaces.
+CREATE TABLE blob_namespaces (
+  blob_id   INTEGER NOT NULL REFERENCES blobs (blob_id) ON DELETE CASCADE,
+  namespace TEXT NOT NULL,
+  PRIMARY KEY (blob_id, namespace)
+) WITHOUT ROWID;
+INSERT INTO blob_namespaces (blob_id, namespace) SELECT blob_id, 'default' FROM blobs;
+
+-- Retention looks for one namespace's closed runs, oldest first.
+DROP INDEX visibility_by_close;
+CREATE INDEX visibility_by_close ON visibility (namespace, close_time) WHERE close_time IS NOT NULL;
+
+-- API keys: only the SHA-256 of each secret is kept. `namespaces` and `roles`
+-- are comma-separated; namespaces '*' is every namespace. A revoked key stays
+-- (revoked_at set), so revoking the last key never opens the server.
+CREATE TABLE api_keys (
+  name       TEXT PRIMARY KEY,
+  sha256     BLOB NOT NULL UNIQUE,
+  namespaces TEXT NOT NULL,
+  roles      TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+) WITHOUT ROWID;
+)sql"},
 };
 
 Status set_version(SqliteDb& db, int version) {

@@ -20,7 +20,8 @@ Status abandoned() { return Status::aborted("blob upload was collected as abando
 
 class SqliteBlobWriter final : public BlobWriter {
  public:
-  explicit SqliteBlobWriter(SqliteBlobStore& store) : store_(store) {}
+  SqliteBlobWriter(SqliteBlobStore& store, std::string namespace_id)
+      : store_(store), namespace_(std::move(namespace_id)) {}
 
   ~SqliteBlobWriter() override {
     if (blob_id_ == 0 || finished_) return;
@@ -78,14 +79,19 @@ class SqliteBlobWriter final : public BlobWriter {
       seq = next_seq_;
       info.deduplicated = false;
       REPRISE_RETURN_IF_ERROR(write_chunks(db, blob_id, seq));
-      Result<Statement> touch = db.prepare("UPDATE blobs SET touched_at = ?2 WHERE sha256 = ?1 AND complete = 1");
+      Result<Statement> touch =
+          db.prepare("UPDATE blobs SET touched_at = ?2 WHERE sha256 = ?1 AND complete = 1 RETURNING blob_id");
       if (!touch) return touch.status();
-      REPRISE_RETURN_IF_ERROR(touch->bind_blob(1, history::as_bytes(info.sha256)).bind(2, now).run());
-      if (db.changes() > 0) {
+      Result<bool> existing = touch->bind_blob(1, history::as_bytes(info.sha256)).bind(2, now).step();
+      if (!existing) return existing.status();
+      if (*existing) {
         info.deduplicated = true;
+        const int64_t stored_id = touch->column_int(0);
+        REPRISE_RETURN_IF_ERROR(touch->run());
         Result<Statement> drop = db.prepare("DELETE FROM blobs WHERE blob_id = ?1");
         if (!drop) return drop.status();
-        return drop->bind(1, blob_id).run();
+        REPRISE_RETURN_IF_ERROR(drop->bind(1, blob_id).run());
+        return grant(db, stored_id);
       }
       Result<Statement> publish =
           db.prepare("UPDATE blobs SET sha256 = ?2, size = ?3, complete = 1, touched_at = ?4 WHERE blob_id = ?1");
@@ -93,7 +99,7 @@ class SqliteBlobWriter final : public BlobWriter {
       REPRISE_RETURN_IF_ERROR(
           publish->bind(1, blob_id).bind_blob(2, history::as_bytes(info.sha256)).bind(3, size_).bind(4, now).run());
       if (db.changes() == 0) return abandoned();
-      return Status::ok();
+      return grant(db, blob_id);
     });
     if (!s.is_ok()) {
       finished_ = false;  // let the destructor drop the upload
@@ -133,6 +139,12 @@ class SqliteBlobWriter final : public BlobWriter {
     }
     return Status::ok();
   }
+  // The blob may be read from this upload's namespace.
+  Status grant(SqliteDb& db, int64_t blob_id) {
+    Result<Statement> s = db.prepare("INSERT OR IGNORE INTO blob_namespaces (blob_id, namespace) VALUES (?1, ?2)");
+    if (!s) return s.status();
+    return s->bind(1, blob_id).bind(2, namespace_).run();
+  }
   // The chunks write_chunks() wrote are committed.
   void written(int64_t blob_id, int64_t seq) {
     blob_id_ = blob_id;
@@ -141,6 +153,7 @@ class SqliteBlobWriter final : public BlobWriter {
   }
 
   SqliteBlobStore& store_;
+  const std::string namespace_;
   Sha256 hash_;
   std::string buffer_;                    // the chunk being filled
   std::vector<std::string> full_chunks_;  // not written yet
@@ -190,28 +203,42 @@ SqliteBlobStore::SqliteBlobStore(TransitionWriter& writer, ReadPool& readers, co
                                  BlobStoreOptions options)
     : writer_(writer), readers_(readers), clock_(clock), options_(options) {}
 
-Result<std::unique_ptr<BlobWriter>> SqliteBlobStore::begin_put() {
-  return std::unique_ptr<BlobWriter>(new SqliteBlobWriter(*this));
+Result<std::unique_ptr<BlobWriter>> SqliteBlobStore::begin_put(const std::string& namespace_id) {
+  return std::unique_ptr<BlobWriter>(new SqliteBlobWriter(*this, namespace_id));
 }
 
-Result<std::unique_ptr<BlobReader>> SqliteBlobStore::open(const Sha256Digest& sha256) {
+namespace {
+
+// A blob of another namespace is answered as one that is not there.
+constexpr const char* kBlobInNamespace =
+    "SELECT blobs.blob_id, blobs.size FROM blobs JOIN blob_namespaces ON blob_namespaces.blob_id = blobs.blob_id "
+    "AND blob_namespaces.namespace = ?2 WHERE blobs.sha256 = ?1 AND blobs.complete = 1";
+
+Status not_in_namespace(const Sha256Digest& sha256, const std::string& namespace_id) {
+  return Status::not_found("blob " + history::to_hex(sha256) + " is not in the blob store of namespace '" +
+                           namespace_id + "'");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<BlobReader>> SqliteBlobStore::open(const Sha256Digest& sha256, const std::string& namespace_id) {
   ReadPool::Lease db = readers_.acquire();
-  Result<Statement> s = db->prepare("SELECT blob_id, size FROM blobs WHERE sha256 = ?1 AND complete = 1");
+  Result<Statement> s = db->prepare(kBlobInNamespace);
   if (!s) return s.status();
-  Result<bool> row = s->bind_blob(1, history::as_bytes(sha256)).step();
+  Result<bool> row = s->bind_blob(1, history::as_bytes(sha256)).bind(2, namespace_id).step();
   if (!row) return row.status();
-  if (!*row) return Status::not_found("blob " + history::to_hex(sha256) + " is not in the blob store");
+  if (!*row) return not_in_namespace(sha256, namespace_id);
   return std::unique_ptr<BlobReader>(new SqliteBlobReader(readers_, s->column_int(0), s->column_int(1), sha256));
 }
 
-Result<BlobInfo> SqliteBlobStore::stat(const Sha256Digest& sha256) {
+Result<BlobInfo> SqliteBlobStore::stat(const Sha256Digest& sha256, const std::string& namespace_id) {
   ReadPool::Lease db = readers_.acquire();
-  Result<Statement> s = db->prepare("SELECT size FROM blobs WHERE sha256 = ?1 AND complete = 1");
+  Result<Statement> s = db->prepare(kBlobInNamespace);
   if (!s) return s.status();
-  Result<bool> row = s->bind_blob(1, history::as_bytes(sha256)).step();
+  Result<bool> row = s->bind_blob(1, history::as_bytes(sha256)).bind(2, namespace_id).step();
   if (!row) return row.status();
-  if (!*row) return Status::not_found("blob " + history::to_hex(sha256) + " is not in the blob store");
-  return BlobInfo{sha256, s->column_int(0), false};
+  if (!*row) return not_in_namespace(sha256, namespace_id);
+  return BlobInfo{sha256, s->column_int(1), false};
 }
 
 Result<BlobTotals> SqliteBlobStore::totals() {

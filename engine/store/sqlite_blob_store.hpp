@@ -8,7 +8,8 @@
 // ones and publishes the blob in the same transaction, so a blob of up to
 // that size costs one commit. An upload is a row with complete = 0 until
 // finish() publishes it under its SHA-256 (or, when those bytes are already
-// stored, drops it and touches the existing blob). References live in
+// stored, drops it and touches the existing blob) and records its namespace
+// in blob_namespaces, in the same transaction. References live in
 // blob_refs, written by transitions. Garbage collection deletes gc_batch
 // blobs per transaction, so the writer's batches go on in between.
 //
@@ -36,9 +37,10 @@ class SqliteBlobStore final : public BlobStore {
  public:
   SqliteBlobStore(TransitionWriter& writer, ReadPool& readers, const Clock& clock, BlobStoreOptions options);
 
-  Result<std::unique_ptr<BlobWriter>> begin_put() override;
-  Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256) override;
-  Result<BlobInfo> stat(const history::Sha256Digest& sha256) override;
+  Result<std::unique_ptr<BlobWriter>> begin_put(const std::string& namespace_id) override;
+  Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256,
+                                           const std::string& namespace_id) override;
+  Result<BlobInfo> stat(const history::Sha256Digest& sha256, const std::string& namespace_id) override;
   Result<GcStats> collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop) override;
   Result<BlobTotals> totals() override;
 

@@ -6,8 +6,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <system_error>
 
+#include "engine/store/api_keys.hpp"
 #include "engine/store/bind_key.hpp"
 #include "engine/store/file_check.hpp"
 #include "engine/store/schema.hpp"
@@ -388,27 +390,24 @@ Result<VisibilityPage> SqliteStore::list_executions(const VisibilityQuery& q) {
   return page;
 }
 
-Result<std::vector<ClosedRun>> SqliteStore::closed_runs(TimePoint closed_before, const std::optional<ClosedRun>& after,
-                                                        int limit) {
+Result<std::vector<ClosedRun>> SqliteStore::closed_runs(const std::string& namespace_id, TimePoint closed_before,
+                                                        const std::optional<ClosedRun>& after, int limit) {
   // Both read visibility_by_close, which holds only closed runs, in this order.
   static constexpr const char* kFirstPage =
       "SELECT namespace, workflow_id, run_id, close_time FROM visibility "
-      "WHERE close_time IS NOT NULL AND close_time < ?1 "
-      "ORDER BY close_time, namespace, workflow_id, run_id LIMIT ?6";
+      "WHERE namespace = ?3 AND close_time IS NOT NULL AND close_time < ?1 "
+      "ORDER BY close_time, workflow_id, run_id LIMIT ?6";
   static constexpr const char* kNextPage =
       "SELECT namespace, workflow_id, run_id, close_time FROM visibility "
-      "WHERE close_time IS NOT NULL AND close_time < ?1 "
-      "AND (close_time, namespace, workflow_id, run_id) > (?2, ?3, ?4, ?5) "
-      "ORDER BY close_time, namespace, workflow_id, run_id LIMIT ?6";
+      "WHERE namespace = ?3 AND close_time IS NOT NULL AND close_time < ?1 "
+      "AND (close_time, workflow_id, run_id) > (?2, ?4, ?5) "
+      "ORDER BY close_time, workflow_id, run_id LIMIT ?6";
   ReadPool::Lease db = readers_->acquire();
   Result<Statement> s = db->prepare(after ? kNextPage : kFirstPage);
   if (!s) return s.status();
-  s->bind(1, to_unix_nanos(closed_before)).bind(6, limit);
+  s->bind(1, to_unix_nanos(closed_before)).bind(3, namespace_id).bind(6, limit);
   if (after) {
-    s->bind(2, to_unix_nanos(after->close_time))
-        .bind(3, after->key.namespace_id)
-        .bind(4, after->key.workflow_id)
-        .bind(5, after->key.run_id);
+    s->bind(2, to_unix_nanos(after->close_time)).bind(4, after->key.workflow_id).bind(5, after->key.run_id);
   }
   std::vector<ClosedRun> out;
   while (true) {
@@ -418,6 +417,74 @@ Result<std::vector<ClosedRun>> SqliteStore::closed_runs(TimePoint closed_before,
     out.push_back({key_at(*s, 0), from_unix_nanos(s->column_int(3))});
   }
   return out;
+}
+
+Status SqliteStore::write_now(TransitionWriter::Job job) {
+  std::promise<Status> committed;
+  writer_->submit_job(std::move(job), [&committed](Status s) { committed.set_value(std::move(s)); });
+  return committed.get_future().get();
+}
+
+Result<std::vector<NamespaceRecord>> SqliteStore::list_namespaces() {
+  ReadPool::Lease db = readers_->acquire();
+  Result<Statement> s =
+      db->prepare("SELECT name, description, retention_seconds, created_at FROM namespaces ORDER BY name");
+  if (!s) return s.status();
+  std::vector<NamespaceRecord> out;
+  while (true) {
+    Result<bool> row = s->step();
+    if (!row) return row.status();
+    if (!*row) return out;
+    NamespaceRecord r;
+    r.name = s->column_text(0);
+    r.description = s->column_text(1);
+    if (!s->column_is_null(2)) r.retention = std::chrono::seconds(s->column_int(2));
+    r.created_at = from_unix_nanos(s->column_int(3));
+    out.push_back(std::move(r));
+  }
+}
+
+namespace {
+
+Statement& bind_retention(Statement& s, int index, const std::optional<std::chrono::seconds>& retention) {
+  return retention ? s.bind(index, static_cast<int64_t>(retention->count())) : s.bind_null(index);
+}
+
+}  // namespace
+
+Status SqliteStore::create_namespace(const NamespaceRecord& record) {
+  bool created = false;
+  REPRISE_RETURN_IF_ERROR(write_now([&](SqliteDb& db) -> Status {
+    Result<Statement> s = db.prepare(
+        "INSERT INTO namespaces (name, description, retention_seconds, created_at) VALUES (?1, ?2, ?3, ?4) "
+        "ON CONFLICT (name) DO NOTHING");
+    if (!s) return s.status();
+    s->bind(1, record.name).bind(2, record.description).bind(4, to_unix_nanos(record.created_at));
+    REPRISE_RETURN_IF_ERROR(bind_retention(*s, 3, record.retention).run());
+    created = db.changes() > 0;
+    return Status::ok();
+  }));
+  if (!created) return Status::already_exists("namespace '" + record.name + "' exists already");
+  return Status::ok();
+}
+
+Status SqliteStore::update_namespace(const NamespaceRecord& record) {
+  bool found = false;
+  REPRISE_RETURN_IF_ERROR(write_now([&](SqliteDb& db) -> Status {
+    Result<Statement> s = db.prepare("UPDATE namespaces SET description = ?2, retention_seconds = ?3 WHERE name = ?1");
+    if (!s) return s.status();
+    s->bind(1, record.name).bind(2, record.description);
+    REPRISE_RETURN_IF_ERROR(bind_retention(*s, 3, record.retention).run());
+    found = db.changes() > 0;
+    return Status::ok();
+  }));
+  if (!found) return Status::not_found("namespace '" + record.name + "' does not exist");
+  return Status::ok();
+}
+
+Result<std::vector<ApiKeyRecord>> SqliteStore::api_keys() {
+  ReadPool::Lease db = readers_->acquire();
+  return read_api_keys(*db);
 }
 
 }  // namespace reprise::engine

@@ -94,8 +94,12 @@ class SqliteStore final : public Store {
   Result<std::vector<TimerRecord>> due_timers(TimePoint until, int limit) override;
   Result<std::optional<TimePoint>> next_timer_time() override;
   Result<VisibilityPage> list_executions(const VisibilityQuery& query) override;
-  Result<std::vector<ClosedRun>> closed_runs(TimePoint closed_before, const std::optional<ClosedRun>& after,
-                                             int limit) override;
+  Result<std::vector<ClosedRun>> closed_runs(const std::string& namespace_id, TimePoint closed_before,
+                                             const std::optional<ClosedRun>& after, int limit) override;
+  Result<std::vector<NamespaceRecord>> list_namespaces() override;
+  Status create_namespace(const NamespaceRecord& record) override;
+  Status update_namespace(const NamespaceRecord& record) override;
+  Result<std::vector<ApiKeyRecord>> api_keys() override;
   BlobStore& blobs() override { return *blobs_; }
   std::string write_problem() const override { return writer_->problem(); }
   void stop_waiting_for_space() override { writer_->stop_waiting_for_space(); }
@@ -126,6 +130,9 @@ class SqliteStore final : public Store {
   std::unique_ptr<WalCheckpointer> checkpointer_;  // outlives the writer, whose commits call it
   std::unique_ptr<ReadPool> readers_;
   std::unique_ptr<TransitionWriter> writer_;
+  // Runs `job` on the writer, in a transaction of its own, and waits for its commit.
+  Status write_now(TransitionWriter::Job job);
+
   std::unique_ptr<SqliteBlobStore> blobs_;  // writes through writer_
   std::vector<TaskTokenKey> task_token_keys_;
 };

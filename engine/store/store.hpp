@@ -73,11 +73,24 @@ class Store {
   virtual Result<std::vector<TimerRecord>> due_timers(TimePoint until, int limit) = 0;
   virtual Result<std::optional<TimePoint>> next_timer_time() = 0;
   virtual Result<VisibilityPage> list_executions(const VisibilityQuery& query) = 0;
-  // Runs of every namespace that closed before `closed_before`, oldest close
+  // Runs of `namespace_id` that closed before `closed_before`, oldest close
   // first, at most `limit`; after `after` (the last run of the previous
   // page) when given, so a caller that skips some still moves on.
-  virtual Result<std::vector<ClosedRun>> closed_runs(TimePoint closed_before, const std::optional<ClosedRun>& after,
-                                                     int limit) = 0;
+  virtual Result<std::vector<ClosedRun>> closed_runs(const std::string& namespace_id, TimePoint closed_before,
+                                                     const std::optional<ClosedRun>& after, int limit) = 0;
+
+  // The namespace registry, by name; 'default' is always there. Writes are
+  // durable when they return; never call them on the store's writer thread.
+  virtual Result<std::vector<NamespaceRecord>> list_namespaces() = 0;
+  // ALREADY_EXISTS when the name is taken.
+  virtual Status create_namespace(const NamespaceRecord& record) = 0;
+  // Sets the description and retention of `record.name`; NOT_FOUND when no
+  // namespace has that name.
+  virtual Status update_namespace(const NamespaceRecord& record) = 0;
+
+  // Every API key, revoked ones included, by name. Keys are created and
+  // revoked on the database itself (reprise admin key), not through here.
+  virtual Result<std::vector<ApiKeyRecord>> api_keys() = 0;
 
   virtual BlobStore& blobs() = 0;
   // "" while writes go through; otherwise why they wait (a full disk), and

@@ -1,10 +1,12 @@
 // Connection::remote: the WorkflowService over a gRPC channel.
 #include <grpcpp/grpcpp.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <random>
 #include <set>
+#include <type_traits>
 
 #include "history/run_chain.hpp"
 #include "history/status.hpp"
@@ -22,7 +24,8 @@ using Stub = v1::WorkflowService::Stub;
 class RemoteConnection final : public Connection {
  public:
   RemoteConnection(const std::string& address, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
-                   const std::string& server_name) {
+                   const std::string& server_name, std::string api_key, std::string namespace_name)
+      : authorization_(api_key.empty() ? "" : "Bearer " + api_key), namespace_(std::move(namespace_name)) {
     grpc::ChannelArguments args;
     if (!server_name.empty()) args.SetSslTargetNameOverride(server_name);
     args.SetMaxReceiveMessageSize(64 << 20);
@@ -52,6 +55,18 @@ class RemoteConnection final : public Connection {
   }
   v1::DeleteWorkflowExecutionResponse delete_workflow(const v1::DeleteWorkflowExecutionRequest& r) override {
     return call("DeleteWorkflowExecution", &Stub::DeleteWorkflowExecution, r, std::chrono::seconds(30));
+  }
+  v1::RegisterNamespaceResponse register_namespace(const v1::RegisterNamespaceRequest& r) override {
+    return call("RegisterNamespace", &Stub::RegisterNamespace, r, std::chrono::seconds(30));
+  }
+  v1::DescribeNamespaceResponse describe_namespace(const v1::DescribeNamespaceRequest& r) override {
+    return call("DescribeNamespace", &Stub::DescribeNamespace, r, std::chrono::seconds(30));
+  }
+  v1::ListNamespacesResponse list_namespaces(const v1::ListNamespacesRequest& r) override {
+    return call("ListNamespaces", &Stub::ListNamespaces, r, std::chrono::seconds(30));
+  }
+  v1::UpdateNamespaceResponse update_namespace(const v1::UpdateNamespaceRequest& r) override {
+    return call("UpdateNamespace", &Stub::UpdateNamespace, r, std::chrono::seconds(30));
   }
   v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) override {
     return call("DescribeWorkflow", &Stub::DescribeWorkflow, r, std::chrono::seconds(30));
@@ -95,10 +110,12 @@ class RemoteConnection final : public Connection {
   }
   v1::PutPayloadResponse put_payload(std::string_view bytes) override {
     grpc::ClientContext context;
+    prepare(context);
     context.set_deadline(std::chrono::system_clock::now() + kBlobTimeout);
     v1::PutPayloadResponse out;
     auto writer = stub_->PutPayload(&context, &out);
     v1::PutPayloadChunk chunk;
+    chunk.set_namespace_(namespace_);  // the first chunk's counts
     size_t offset = 0;
     do {
       chunk.set_data(std::string(bytes.substr(offset, kChunkBytes)));
@@ -112,8 +129,10 @@ class RemoteConnection final : public Connection {
   }
   std::string get_payload(const std::string& sha256) override {
     grpc::ClientContext context;
+    prepare(context);
     context.set_deadline(std::chrono::system_clock::now() + kBlobTimeout);
     v1::GetPayloadRequest r;
+    r.set_namespace_(namespace_);
     r.set_sha256(sha256);
     auto reader = stub_->GetPayload(&context, r);
     v1::GetPayloadChunk chunk;
@@ -137,15 +156,40 @@ class RemoteConnection final : public Connection {
   static constexpr std::chrono::minutes kBlobTimeout{10};
   static constexpr size_t kChunkBytes = 1 << 20;
 
+  // Every call carries the API key, if any.
+  void prepare(grpc::ClientContext& context) const {
+    if (!authorization_.empty()) context.AddMetadata("authorization", authorization_);
+  }
+  // `r`, or a copy of it in this connection's namespace when it names none.
+  template <typename Req>
+  const Req& in_namespace(const Req& r, Req& copy) const {
+    if (namespace_.empty()) return r;
+    if constexpr (std::is_same_v<Req, v1::SignalWithStartRequest>) {
+      if (!r.start().namespace_().empty()) return r;
+      copy = r;
+      copy.mutable_start()->set_namespace_(namespace_);
+      return copy;
+    } else {
+      const google::protobuf::FieldDescriptor* field = Req::descriptor()->FindFieldByName("namespace");
+      if (field == nullptr || !Req::GetReflection()->GetString(r, field).empty()) return r;
+      copy = r;
+      Req::GetReflection()->SetString(&copy, field, namespace_);
+      return copy;
+    }
+  }
+
   // A call the server refuses as busy is sent again, unchanged, until the
   // timeout.
   template <typename Req, typename Resp>
-  Resp call(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& r,
+  Resp call(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& asked,
             std::chrono::seconds timeout) {
+    Req copy;
+    const Req& r = in_namespace(asked, copy);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     detail::BusyBackoff backoff(deadline);
     while (true) {
       grpc::ClientContext context;
+      prepare(context);
       context.set_deadline(std::chrono::system_clock::now() +
                            std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
       Resp out;
@@ -163,8 +207,11 @@ class RemoteConnection final : public Connection {
 
   // A long-poll that cancel_polls() can end; canceled, it answers empty.
   template <typename Req, typename Resp>
-  Resp poll(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& r) {
+  Resp poll(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& asked) {
+    Req copy;
+    const Req& r = in_namespace(asked, copy);
     grpc::ClientContext context;
+    prepare(context);
     context.set_deadline(std::chrono::system_clock::now() + kPollTimeout);
     {
       std::lock_guard lock(polls_mu_);
@@ -181,6 +228,8 @@ class RemoteConnection final : public Connection {
     return out;
   }
 
+  const std::string authorization_;  // "Bearer <key>", or "" to send none
+  const std::string namespace_;      // "" leaves requests as they are
   std::unique_ptr<Stub> stub_;
   std::mutex polls_mu_;
   std::set<grpc::ClientContext*> polls_;  // in flight, for cancel_polls()
@@ -189,15 +238,35 @@ class RemoteConnection final : public Connection {
 }  // namespace
 
 std::shared_ptr<Connection> Connection::remote(const std::string& address) {
-  return std::make_shared<RemoteConnection>(address, grpc::InsecureChannelCredentials(), "");
+  return remote(address, ConnectionOptions{});
 }
 
 std::shared_ptr<Connection> Connection::remote(const std::string& address, const TlsOptions& tls) {
-  grpc::SslCredentialsOptions options;
-  options.pem_root_certs = tls.server_ca_pem;
-  options.pem_cert_chain = tls.client_cert_pem;
-  options.pem_private_key = tls.client_key_pem;
-  return std::make_shared<RemoteConnection>(address, grpc::SslCredentials(options), tls.server_name);
+  ConnectionOptions options;
+  options.tls = tls;
+  return remote(address, options);
+}
+
+std::shared_ptr<Connection> Connection::remote(const std::string& address, const ConnectionOptions& options) {
+  if (!options.tls) {
+    return std::make_shared<RemoteConnection>(address, grpc::InsecureChannelCredentials(), "", options.api_key,
+                                              options.namespace_name);
+  }
+  const TlsOptions& tls = *options.tls;
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = tls.server_ca_pem;
+  ssl.pem_cert_chain = tls.client_cert_pem;
+  ssl.pem_private_key = tls.client_key_pem;
+  return std::make_shared<RemoteConnection>(address, grpc::SslCredentials(ssl), tls.server_name, options.api_key,
+                                            options.namespace_name);
+}
+
+ConnectionOptions ConnectionOptions::from_environment() {
+  ConnectionOptions options;
+  options.tls = TlsOptions::from_environment();
+  if (const char* key = std::getenv("REPRISE_API_KEY")) options.api_key = key;
+  if (const char* ns = std::getenv("REPRISE_NAMESPACE")) options.namespace_name = ns;
+  return options;
 }
 
 namespace {
@@ -356,6 +425,19 @@ v1::FailActivityResponse Connection::fail_activity_answered(const v1::FailActivi
   without_ask.clear_eager_workflow_task_queue();
   fail_activity(without_ask);
   return {};
+}
+
+v1::RegisterNamespaceResponse Connection::register_namespace(const v1::RegisterNamespaceRequest&) {
+  throw RpcError(static_cast<int>(grpc::StatusCode::UNIMPLEMENTED), "this connection cannot register namespaces");
+}
+v1::DescribeNamespaceResponse Connection::describe_namespace(const v1::DescribeNamespaceRequest&) {
+  throw RpcError(static_cast<int>(grpc::StatusCode::UNIMPLEMENTED), "this connection cannot describe namespaces");
+}
+v1::ListNamespacesResponse Connection::list_namespaces(const v1::ListNamespacesRequest&) {
+  throw RpcError(static_cast<int>(grpc::StatusCode::UNIMPLEMENTED), "this connection cannot list namespaces");
+}
+v1::UpdateNamespaceResponse Connection::update_namespace(const v1::UpdateNamespaceRequest&) {
+  throw RpcError(static_cast<int>(grpc::StatusCode::UNIMPLEMENTED), "this connection cannot update namespaces");
 }
 
 v1::DeleteWorkflowExecutionResponse Connection::delete_workflow(const v1::DeleteWorkflowExecutionRequest&) {

@@ -106,7 +106,7 @@ class EmbeddedConnection final : public Connection {
     return call("FailActivity", &engine::Engine::fail_activity, r);
   }
   v1::PutPayloadResponse put_payload(std::string_view bytes) override {
-    Result<engine::BlobInfo> stored = store_->blobs().put(bytes);
+    Result<engine::BlobInfo> stored = store_->blobs().put(bytes, "default");
     if (!stored) throw RpcError(static_cast<int>(stored.status().code()), "PutPayload: " + stored.status().message());
     v1::PutPayloadResponse out;
     out.set_sha256(std::string(history::as_bytes(stored->sha256)));
@@ -118,7 +118,7 @@ class EmbeddedConnection final : public Connection {
     if (!history::digest_from_bytes(sha256, digest)) {
       throw RpcError(static_cast<int>(StatusCode::kInvalidArgument), "GetPayload: sha256 must be 32 bytes");
     }
-    Result<std::string> bytes = store_->blobs().get(digest, std::numeric_limits<int64_t>::max());
+    Result<std::string> bytes = store_->blobs().get(digest, "default", std::numeric_limits<int64_t>::max());
     if (!bytes) throw RpcError(static_cast<int>(bytes.status().code()), "GetPayload: " + bytes.status().message());
     return std::move(bytes).value();
   }

@@ -25,7 +25,8 @@ class ClaimCheckTest : public EngineTest {
   }
   bool stored(const v1::Payload& reference) {
     history::Sha256Digest digest{};
-    return history::digest_from_bytes(reference.external().sha256(), digest) && store_->blobs().stat(digest).is_ok();
+    return history::digest_from_bytes(reference.external().sha256(), digest) &&
+           store_->blobs().stat(digest, "default").is_ok();
   }
 };
 
@@ -48,7 +49,7 @@ TEST_F(ClaimCheckTest, ReferencedBlobsSurviveCollectionAndOrphansDoNot) {
   signal.mutable_input()->add_payloads()->set_data(std::string(4096, 's'));
   ASSERT_TRUE(call(&Engine::signal_workflow, signal).is_ok());
 
-  ASSERT_TRUE(store_->blobs().put(std::string(4096, 'o')).is_ok());  // uploaded, never used
+  ASSERT_TRUE(store_->blobs().put(std::string(4096, 'o'), "default").is_ok());  // uploaded, never used
   EXPECT_EQ(collected(), 1) << "only the orphan: the input and the buffered signal are referenced";
   EXPECT_TRUE(stored(input));
 
@@ -68,7 +69,7 @@ TEST_F(ClaimCheckTest, SmallRequestsHoldNoReferences) {
   ClaimCheck check(store_->blobs(), {.threshold = 1024, .blob_limit = 1 << 20});
   v1::SignalWorkflowRequest small;
   small.mutable_input()->add_payloads()->set_data("tiny");
-  auto refs = check.offload(small);
+  auto refs = check.offload(small, "default");
   ASSERT_TRUE(refs.is_ok());
   EXPECT_FALSE(*refs);
   EXPECT_EQ(small.input().payloads(0).data(), "tiny");
@@ -80,7 +81,7 @@ TEST_F(ClaimCheckTest, PayloadsDeepInsideCommandsAreFound) {
   auto* fail = r.add_commands()->mutable_fail_workflow_execution();
   fail->mutable_failure()->mutable_cause()->mutable_details()->add_payloads()->set_data(std::string(2048, 'd'));
   (*r.add_commands()->mutable_record_marker()->mutable_details())["k"].add_payloads()->set_data(std::string(2048, 'm'));
-  auto refs = check.offload(r);
+  auto refs = check.offload(r, "default");
   ASSERT_TRUE(refs.is_ok()) << refs.status().to_string();
   EXPECT_TRUE(*refs);
   EXPECT_TRUE(history::is_claim_check(r.commands(0).fail_workflow_execution().failure().cause().details().payloads(0)))

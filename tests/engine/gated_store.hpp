@@ -135,10 +135,14 @@ class GatedStore : public Store {
     count();
     return inner_.list_executions(query);
   }
-  Result<std::vector<ClosedRun>> closed_runs(TimePoint before, const std::optional<ClosedRun>& after,
-                                             int limit) override {
-    return inner_.closed_runs(before, after, limit);  // the retention sweeper's polling is not counted
+  Result<std::vector<ClosedRun>> closed_runs(const std::string& namespace_id, TimePoint before,
+                                             const std::optional<ClosedRun>& after, int limit) override {
+    return inner_.closed_runs(namespace_id, before, after, limit);  // the retention sweeper's polling is not counted
   }
+  Result<std::vector<NamespaceRecord>> list_namespaces() override { return inner_.list_namespaces(); }
+  Status create_namespace(const NamespaceRecord& record) override { return inner_.create_namespace(record); }
+  Status update_namespace(const NamespaceRecord& record) override { return inner_.update_namespace(record); }
+  Result<std::vector<ApiKeyRecord>> api_keys() override { return inner_.api_keys(); }
   BlobStore& blobs() override { return blobs_; }
 
  private:
@@ -160,9 +164,11 @@ class GatedStore : public Store {
       std::unique_lock lock(mu_);
       return cv_.wait_for(lock, timeout, [this] { return collecting_; });
     }
-    Result<std::unique_ptr<BlobWriter>> begin_put() override { return inner_.begin_put(); }
-    Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& d) override { return inner_.open(d); }
-    Result<BlobInfo> stat(const history::Sha256Digest& d) override { return inner_.stat(d); }
+    Result<std::unique_ptr<BlobWriter>> begin_put(const std::string& ns) override { return inner_.begin_put(ns); }
+    Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& d, const std::string& ns) override {
+      return inner_.open(d, ns);
+    }
+    Result<BlobInfo> stat(const history::Sha256Digest& d, const std::string& ns) override { return inner_.stat(d, ns); }
     Result<GcStats> collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop) override {
       {
         std::unique_lock lock(mu_);

@@ -48,18 +48,18 @@ class ReadGate {
 class GatedBlobs : public BlobStore {
  public:
   GatedBlobs(BlobStore& inner, ReadGate& gate, ReadGate& uploads) : inner_(inner), gate_(gate), uploads_(uploads) {}
-  Result<std::unique_ptr<BlobWriter>> begin_put() override {
+  Result<std::unique_ptr<BlobWriter>> begin_put(const std::string& ns) override {
     gate_.pass();
     uploads_.pass();  // as an upload waits for a stalled writer
-    return inner_.begin_put();
+    return inner_.begin_put(ns);
   }
-  Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256) override {
+  Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& sha256, const std::string& ns) override {
     gate_.pass();
-    return inner_.open(sha256);
+    return inner_.open(sha256, ns);
   }
-  Result<BlobInfo> stat(const history::Sha256Digest& sha256) override {
+  Result<BlobInfo> stat(const history::Sha256Digest& sha256, const std::string& ns) override {
     gate_.pass();
-    return inner_.stat(sha256);
+    return inner_.stat(sha256, ns);
   }
   Result<GcStats> collect_garbage(std::chrono::nanoseconds grace, const std::function<bool()>& stop) override {
     return inner_.collect_garbage(grace, stop);
@@ -99,10 +99,14 @@ class GatedReads : public Store {
     gate_.pass();
     return inner_.list_executions(query);
   }
-  Result<std::vector<ClosedRun>> closed_runs(TimePoint before, const std::optional<ClosedRun>& after,
-                                             int limit) override {
-    return inner_.closed_runs(before, after, limit);
+  Result<std::vector<ClosedRun>> closed_runs(const std::string& namespace_id, TimePoint before,
+                                             const std::optional<ClosedRun>& after, int limit) override {
+    return inner_.closed_runs(namespace_id, before, after, limit);
   }
+  Result<std::vector<NamespaceRecord>> list_namespaces() override { return inner_.list_namespaces(); }
+  Status create_namespace(const NamespaceRecord& record) override { return inner_.create_namespace(record); }
+  Status update_namespace(const NamespaceRecord& record) override { return inner_.update_namespace(record); }
+  Result<std::vector<ApiKeyRecord>> api_keys() override { return inner_.api_keys(); }
   BlobStore& blobs() override { return blobs_; }
 
  private:

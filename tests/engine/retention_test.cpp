@@ -104,7 +104,8 @@ class RetentionTest : public EngineTest {
   }
   bool stored(const v1::Payload& reference) {
     history::Sha256Digest digest{};
-    return history::digest_from_bytes(reference.external().sha256(), digest) && store_->blobs().stat(digest).is_ok();
+    return history::digest_from_bytes(reference.external().sha256(), digest) &&
+           store_->blobs().stat(digest, "default").is_ok();
   }
 
   std::unique_ptr<testing::GatedStore> gate_;

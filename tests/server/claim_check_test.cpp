@@ -91,7 +91,7 @@ TEST(ClaimCheck, AnUploadedBlobCanBeReferencedAndUnknownOnesAreRefused) {
   unknown->set_size(10);
   grpc::Status s = call(server.stub(), &Stub::StartWorkflow, dangling, &started);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("which this server does not have (upload it with PutPayload first)"),
+  EXPECT_NE(s.error_message().find("which namespace 'default' does not have (upload it there with PutPayload first)"),
             std::string::npos)
       << s.error_message();
 }

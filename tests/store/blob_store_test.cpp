@@ -48,22 +48,22 @@ std::string pattern(size_t n) {
 }
 
 TEST_F(BlobStoreTest, PutAndGetSmallAndEmpty) {
-  auto info = blobs().put("hello");
+  auto info = blobs().put("hello", "default");
   ASSERT_TRUE(info.is_ok()) << info.status().to_string();
   EXPECT_EQ(info->sha256, Sha256::digest("hello"));
   EXPECT_EQ(info->size, 5);
   EXPECT_FALSE(info->deduplicated);
-  EXPECT_EQ(*blobs().get(info->sha256, 100), "hello");
+  EXPECT_EQ(*blobs().get(info->sha256, "default", 100), "hello");
 
-  auto empty = blobs().put("");
+  auto empty = blobs().put("", "default");
   ASSERT_TRUE(empty.is_ok());
-  EXPECT_EQ(*blobs().get(empty->sha256, 100), "");
-  EXPECT_EQ(blobs().stat(empty->sha256)->size, 0);
+  EXPECT_EQ(*blobs().get(empty->sha256, "default", 100), "");
+  EXPECT_EQ(blobs().stat(empty->sha256, "default")->size, 0);
 }
 
 TEST_F(BlobStoreTest, StreamsLargeBlobsInChunks) {
   const std::string data = pattern(5'000'000);
-  auto writer = blobs().begin_put();
+  auto writer = blobs().begin_put("default");
   ASSERT_TRUE(writer.is_ok());
   for (size_t at = 0; at < data.size(); at += 77'777) {
     ASSERT_TRUE((*writer)->write(std::string_view(data).substr(at, 77'777)).is_ok());
@@ -73,7 +73,7 @@ TEST_F(BlobStoreTest, StreamsLargeBlobsInChunks) {
   EXPECT_EQ(info->sha256, Sha256::digest(data));
   EXPECT_EQ(count("blob_chunks"), (5'000'000 + (64 << 10) - 1) / (64 << 10));
 
-  auto reader = blobs().open(info->sha256);
+  auto reader = blobs().open(info->sha256, "default");
   ASSERT_TRUE(reader.is_ok());
   EXPECT_EQ((*reader)->size(), 5'000'000);
   Sha256 hash;
@@ -91,8 +91,8 @@ TEST_F(BlobStoreTest, StreamsLargeBlobsInChunks) {
 
 TEST_F(BlobStoreTest, SameBytesAreStoredOnce) {
   const std::string data = pattern(200'000);
-  ASSERT_FALSE(blobs().put(data)->deduplicated);
-  auto again = blobs().put(data);
+  ASSERT_FALSE(blobs().put(data, "default")->deduplicated);
+  auto again = blobs().put(data, "default");
   ASSERT_TRUE(again.is_ok());
   EXPECT_TRUE(again->deduplicated);
   EXPECT_EQ(count("blobs"), 1);
@@ -101,8 +101,8 @@ TEST_F(BlobStoreTest, SameBytesAreStoredOnce) {
 
 TEST_F(BlobStoreTest, GarbageCollectionKeepsReferencedAndRecentBlobs) {
   const auto owner = key("report");
-  auto kept = blobs().put(pattern(100'000));
-  auto dropped = blobs().put("unreferenced");
+  auto kept = blobs().put(pattern(100'000), "default");
+  auto dropped = blobs().put("unreferenced", "default");
   Transition t;
   t.executions.push_back(step(owner, 1));
   t.add_blob_refs.push_back({kept->sha256, owner});
@@ -117,8 +117,8 @@ TEST_F(BlobStoreTest, GarbageCollectionKeepsReferencedAndRecentBlobs) {
   auto late = blobs().collect_garbage(std::chrono::minutes(10));
   EXPECT_EQ(late->blobs_deleted, 1);
   EXPECT_EQ(late->bytes_freed, 12);
-  EXPECT_EQ(blobs().stat(dropped->sha256).status().code(), StatusCode::kNotFound);
-  EXPECT_TRUE(blobs().stat(kept->sha256).is_ok());
+  EXPECT_EQ(blobs().stat(dropped->sha256, "default").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(blobs().stat(kept->sha256, "default").is_ok());
 
   Transition del;
   del.delete_executions.push_back(owner);
@@ -128,15 +128,15 @@ TEST_F(BlobStoreTest, GarbageCollectionKeepsReferencedAndRecentBlobs) {
 }
 
 TEST_F(BlobStoreTest, ReuploadRenewsTheGracePeriod) {
-  auto first = blobs().put("payload");
+  auto first = blobs().put("payload", "default");
   clock_.advance(std::chrono::minutes(30));
-  ASSERT_TRUE(blobs().put("payload")->deduplicated);
+  ASSERT_TRUE(blobs().put("payload", "default")->deduplicated);
   EXPECT_EQ(blobs().collect_garbage(std::chrono::minutes(10))->blobs_deleted, 0);
-  EXPECT_TRUE(blobs().stat(first->sha256).is_ok());
+  EXPECT_TRUE(blobs().stat(first->sha256, "default").is_ok());
 }
 
 TEST_F(BlobStoreTest, AbandonedUploadsAreCollected) {
-  auto writer = blobs().begin_put();
+  auto writer = blobs().begin_put("default");
   ASSERT_TRUE((*writer)->write(pattern(5'000'000)).is_ok());
   EXPECT_EQ(count("blob_chunks"), 64);  // 4 MiB are written; the rest waits for finish()
   clock_.advance(std::chrono::hours(1));
@@ -148,7 +148,7 @@ TEST_F(BlobStoreTest, AbandonedUploadsAreCollected) {
 
 TEST_F(BlobStoreTest, DroppedWriterLeavesNothing) {
   {
-    auto writer = blobs().begin_put();
+    auto writer = blobs().begin_put("default");
     ASSERT_TRUE((*writer)->write(pattern(100'000)).is_ok());
   }
   EXPECT_EQ(count("blobs"), 0);
@@ -156,16 +156,34 @@ TEST_F(BlobStoreTest, DroppedWriterLeavesNothing) {
 }
 
 TEST_F(BlobStoreTest, LimitsAndMissingBlobs) {
-  auto writer = blobs().begin_put();
+  auto writer = blobs().begin_put("default");
   Status over = (*writer)->write(std::string((8 << 20) + 1, 'x'));
   EXPECT_EQ(over.code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(over.message(), "blob exceeds the limit of 8388608 bytes");
 
-  auto info = blobs().put(pattern(1000));
-  EXPECT_EQ(blobs().get(info->sha256, 999).status().code(), StatusCode::kResourceExhausted);
+  auto info = blobs().put(pattern(1000), "default");
+  EXPECT_EQ(blobs().get(info->sha256, "default", 999).status().code(), StatusCode::kResourceExhausted);
   const auto missing = Sha256::digest("missing");
-  EXPECT_EQ(blobs().get(missing, 10).status().message(),
-            "blob " + history::to_hex(missing) + " is not in the blob store");
+  EXPECT_EQ(blobs().get(missing, "default", 10).status().message(),
+            "blob " + history::to_hex(missing) + " is not in the blob store of namespace 'default'");
+}
+
+// A blob is read only in a namespace it was uploaded in; the same bytes
+// uploaded in a second namespace are stored once and readable there too.
+TEST_F(BlobStoreTest, ABlobIsReadOnlyInTheNamespacesItWasUploadedIn) {
+  auto info = blobs().put("secret of a", "a");
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_EQ(*blobs().get(info->sha256, "a", 100), "secret of a");
+  EXPECT_EQ(blobs().stat(info->sha256, "b").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(blobs().open(info->sha256, "b").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(blobs().get(info->sha256, "b", 100).status().message(),
+            "blob " + history::to_hex(info->sha256) + " is not in the blob store of namespace 'b'");
+
+  auto again = blobs().put("secret of a", "b");
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_TRUE(again->deduplicated);
+  EXPECT_EQ(*blobs().get(info->sha256, "b", 100), "secret of a");
+  EXPECT_EQ(blobs().totals()->blobs, 1);
 }
 
 // Blob writes share the store's writer: an upload's chunks go in a few MiB
@@ -175,7 +193,7 @@ TEST_F(BlobStoreTest, AnUploadIsABoundedNumberOfCommitsWhateverItsPieces) {
   for (const int64_t size : {int64_t{1} << 20, int64_t{6} << 20}) {
     const std::string bytes = pattern(size);
     const int64_t before = store_->commits();
-    auto writer = blobs().begin_put();
+    auto writer = blobs().begin_put("default");
     ASSERT_TRUE(writer.is_ok());
     for (size_t at = 0; at < bytes.size(); at += 16 << 10) {
       ASSERT_TRUE((*writer)->write(std::string_view(bytes).substr(at, 16 << 10)).is_ok());
@@ -184,7 +202,7 @@ TEST_F(BlobStoreTest, AnUploadIsABoundedNumberOfCommitsWhateverItsPieces) {
     ASSERT_TRUE(info.is_ok()) << info.status().to_string();
     // 64 KiB chunks, 4 MiB of them per transaction.
     EXPECT_EQ(store_->commits() - before, size <= (4 << 20) ? 1 : 2) << size << " bytes";
-    EXPECT_EQ(*blobs().get(info->sha256, size), bytes);
+    EXPECT_EQ(*blobs().get(info->sha256, "default", size), bytes);
   }
 }
 

@@ -53,6 +53,31 @@ TEST(Schema, OlderSchemaIsMigratedInPlaceKeepingData) {
   EXPECT_EQ(s->column_text(1), "red");
 }
 
+// A database from before namespaces (schema version 2) keeps its data in the
+// 'default' namespace, which the migration registers, blobs included.
+TEST(Schema, ADatabaseFromBeforeNamespacesKeepsItsDataInDefault) {
+  TempDir dir;
+  const std::string path = dir.file("v2.db");
+  {
+    auto db = raw_open(path);
+    ASSERT_TRUE(migrate(*db, schema_migrations().first(2)).is_ok());
+    const std::string blob =
+        "INSERT INTO blobs (sha256, size, complete, touched_at) VALUES (x'" + std::string(64, 'a') + "', 0, 1, 0)";
+    ASSERT_TRUE(db->exec(blob.c_str()).is_ok());
+  }
+  auto store = SqliteStore::open(path);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  auto namespaces = (*store)->list_namespaces();
+  ASSERT_TRUE(namespaces.is_ok());
+  ASSERT_EQ(namespaces->size(), 1u);
+  EXPECT_EQ(namespaces->front().name, "default");
+  EXPECT_FALSE(namespaces->front().retention.has_value());
+  history::Sha256Digest digest{};
+  digest.fill(0xaa);
+  EXPECT_TRUE((*store)->blobs().stat(digest, "default").is_ok());
+  EXPECT_EQ((*store)->blobs().stat(digest, "other").status().code(), StatusCode::kNotFound);
+}
+
 TEST(Schema, FailedMigrationLeavesTheOldVersion) {
   TempDir dir;
   const std::string path = dir.file("half.db");

@@ -19,11 +19,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "engine/store/api_keys.hpp"
 #include "engine/store/backup.hpp"
 #include "engine/store/file_check.hpp"
 #include "reprise/client.hpp"
@@ -69,6 +72,14 @@ struct Flags {
   bool overwrite = false;
   // TLS to the server (reprise/tls.hpp); none set: plaintext.
   std::string tls_ca, tls_cert, tls_key, tls_server_name;
+  // Every call: the API key it carries, the namespace it names.
+  std::string api_key, namespace_name;
+  // namespace create|update
+  std::string description;
+  std::optional<milliseconds> retention;
+  bool server_retention = false;
+  // admin key create
+  std::vector<std::string> roles, key_namespaces;
 
   // The most rows one ListWorkflows call returns (the server refuses more).
   static constexpr int64_t kServerPageLimit = 1000;
@@ -483,6 +494,170 @@ int admin_backup(Context& ctx, const Flags& flags) {
   return 0;
 }
 
+nlohmann::json namespace_json(const v1::NamespaceInfo& info) {
+  nlohmann::json out = proto_json(info);
+  if (!info.has_retention()) out["retention"] = "server default";
+  return out;
+}
+
+void print_namespace(const v1::NamespaceInfo& info) {
+  const int64_t days = info.effective_retention().seconds() / 86400,
+                rest = info.effective_retention().seconds() % 86400;
+  const std::string retention = info.effective_retention().seconds() == 0 ? "forever"
+                                : rest == 0                               ? std::to_string(days) + "d"
+                                            : std::to_string(info.effective_retention().seconds()) + "s";
+  std::printf("namespace   %s\ndescription %s\nretention   %s%s\n", info.name().c_str(), info.description().c_str(),
+              retention.c_str(), info.has_retention() ? "" : " (the server's default)");
+}
+
+int namespace_create(Context& ctx, const Flags& flags) {
+  v1::RegisterNamespaceRequest r;
+  r.set_namespace_(flags.name);
+  r.set_description(flags.description);
+  if (flags.retention) set_duration(r.mutable_retention(), *flags.retention);
+  const v1::RegisterNamespaceResponse created = ctx.connection->register_namespace(r);
+  if (ctx.json) {
+    print_json(namespace_json(created.namespace_info()));
+  } else {
+    print_namespace(created.namespace_info());
+  }
+  return 0;
+}
+
+int namespace_describe(Context& ctx, const Flags& flags) {
+  v1::DescribeNamespaceRequest r;
+  r.set_namespace_(flags.name);
+  const v1::DescribeNamespaceResponse d = ctx.connection->describe_namespace(r);
+  if (ctx.json) {
+    print_json(namespace_json(d.namespace_info()));
+  } else {
+    print_namespace(d.namespace_info());
+  }
+  return 0;
+}
+
+int namespace_list(Context& ctx, const Flags&) {
+  const v1::ListNamespacesResponse listed = ctx.connection->list_namespaces({});
+  if (ctx.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& info : listed.namespaces()) all.push_back(namespace_json(info));
+    print_json(all);
+    return 0;
+  }
+  std::printf("%-24s %-14s %s\n", "NAMESPACE", "RETENTION", "DESCRIPTION");
+  for (const auto& info : listed.namespaces()) {
+    const std::string retention = info.has_retention() ? std::to_string(info.retention().seconds()) + "s" : "default";
+    std::printf("%-24s %-14s %s\n", info.name().c_str(), retention.c_str(), info.description().c_str());
+  }
+  return 0;
+}
+
+int namespace_update(Context& ctx, const Flags& flags) {
+  v1::UpdateNamespaceRequest r;
+  r.set_namespace_(flags.name);
+  if (!flags.description.empty()) r.set_description(flags.description);
+  if (flags.retention) set_duration(r.mutable_retention(), *flags.retention);
+  r.set_use_server_retention(flags.server_retention);
+  const v1::UpdateNamespaceResponse updated = ctx.connection->update_namespace(r);
+  if (ctx.json) {
+    print_json(namespace_json(updated.namespace_info()));
+  } else {
+    print_namespace(updated.namespace_info());
+  }
+  return 0;
+}
+
+// `admin key` works on the database file, as `admin backup` does: the first
+// key is made before the server requires one, and a secret never crosses
+// the network. A running server sees the change within a second.
+int fail_with(Context& ctx, const Status& s) {
+  if (ctx.json) {
+    print_json({{"ok", false}, {"error", s.to_string()}});
+  } else {
+    std::cerr << "reprise: " << s.to_string() << "\n";
+  }
+  return 1;
+}
+
+std::string time_text(TimePoint t) {
+  const std::time_t seconds = static_cast<std::time_t>(to_unix_nanos(t) / 1'000'000'000);
+  char text[32];
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+int admin_key_create(Context& ctx, const Flags& flags) {
+  if (Status s = engine::validate_roles(flags.roles); !s) return fail_with(ctx, s);
+  if (Status s = engine::validate_key_namespaces(flags.key_namespaces); !s) return fail_with(ctx, s);
+  Result<std::unique_ptr<engine::SqliteDb>> db = engine::open_key_database(flags.db);
+  if (!db) return fail_with(ctx, db.status());
+  const std::string secret = engine::new_api_key_secret();
+  engine::ApiKeyRecord key;
+  key.name = flags.name;
+  key.sha256 = engine::api_key_hash(secret);
+  key.namespaces = flags.key_namespaces;
+  key.roles = flags.roles;
+  key.created_at = SystemClock::instance().now();
+  if (Status s = engine::insert_api_key(**db, key); !s) return fail_with(ctx, s);
+  if (ctx.json) {
+    print_json(
+        {{"ok", true}, {"name", key.name}, {"key", secret}, {"roles", key.roles}, {"namespaces", key.namespaces}});
+  } else {
+    std::printf("%s\n", secret.c_str());
+    std::fflush(stdout);  // the secret first, whatever the two streams are joined into
+    std::fprintf(stderr,
+                 "created API key '%s' (roles %s; namespaces %s). It is shown only now: the database keeps its "
+                 "hash. Clients send it as REPRISE_API_KEY or --api-key\n",
+                 key.name.c_str(), joined(key.roles).c_str(), joined(key.namespaces).c_str());
+  }
+  return 0;
+}
+
+int admin_key_revoke(Context& ctx, const Flags& flags) {
+  Result<std::unique_ptr<engine::SqliteDb>> db = engine::open_key_database(flags.db);
+  if (!db) return fail_with(ctx, db.status());
+  if (Status s = engine::revoke_api_key(**db, flags.name, SystemClock::instance().now()); !s) return fail_with(ctx, s);
+  if (ctx.json) {
+    print_json({{"ok", true}, {"name", flags.name}, {"revoked", true}});
+  } else {
+    std::printf("revoked API key '%s' (a running server refuses it within a second)\n", flags.name.c_str());
+  }
+  return 0;
+}
+
+int admin_key_list(Context& ctx, const Flags& flags) {
+  Result<std::unique_ptr<engine::SqliteDb>> db = engine::open_key_database(flags.db);
+  if (!db) return fail_with(ctx, db.status());
+  Result<std::vector<engine::ApiKeyRecord>> keys = engine::read_api_keys(**db);
+  if (!keys) return fail_with(ctx, keys.status());
+  if (ctx.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& k : *keys) {
+      all.push_back({{"name", k.name},
+                     {"roles", k.roles},
+                     {"namespaces", k.namespaces},
+                     {"created", time_text(k.created_at)},
+                     {"revoked", k.revoked_at ? nlohmann::json(time_text(*k.revoked_at)) : nlohmann::json(nullptr)}});
+    }
+    print_json(all);
+    return 0;
+  }
+  std::printf("%-20s %-24s %-24s %-21s %s\n", "NAME", "ROLES", "NAMESPACES", "CREATED", "REVOKED");
+  for (const auto& k : *keys) {
+    std::printf("%-20s %-24s %-24s %-21s %s\n", k.name.c_str(), joined(k.roles).c_str(), joined(k.namespaces).c_str(),
+                time_text(k.created_at).c_str(), k.revoked_at ? time_text(*k.revoked_at).c_str() : "-");
+  }
+  return 0;
+}
+
 // The command line: every command's flags, declared once, and what each
 // command runs once parsed.
 class CommandLine {
@@ -508,11 +683,20 @@ class CommandLine {
     app_.add_option("--tls-server-name", flags_.tls_server_name,
                     "The name the server's certificate must carry, when it differs from --address's host")
         ->envname("REPRISE_TLS_SERVER_NAME");
+    app_.add_option("--api-key", flags_.api_key,
+                    "The API key every call carries, for a server that has keys (reprise admin key create)")
+        ->type_name("KEY")
+        ->envname("REPRISE_API_KEY");
+    app_.add_option("-n,--namespace", flags_.namespace_name,
+                    "The namespace the workflow commands act in (default: the server's 'default')")
+        ->type_name("NAME")
+        ->envname("REPRISE_NAMESPACE");
     app_.add_option("-o,--output", flags_.output, "How results print")
         ->check(CLI::IsMember({"text", "json"}).description(""))
         ->type_name("text|json")
         ->capture_default_str();
     add_workflow_commands();
+    add_namespace_commands();
     add_history_commands();
     add_admin_commands();
   }
@@ -524,7 +708,7 @@ class CommandLine {
     ctx.json = flags_.output == "json";
     for (const auto& [command, action] : actions_) {
       if (!command->parsed()) continue;
-      if (command != admin_check_ && command != admin_backup_) ctx.connection = connect();
+      if (file_commands_.count(command) == 0) ctx.connection = connect();
       return action(ctx);
     }
     // A group without its command ("reprise workflow"); a word that names
@@ -656,6 +840,34 @@ class CommandLine {
     run_id(c, "The run (default: the id's current run)");
   }
 
+  void add_namespace_commands() {
+    CLI::App* group = app_.add_subcommand(
+        "namespace", "Register, show and change namespaces (each holds its own workflows, tasks and blobs)");
+    auto name = [this](CLI::App* c) { c->add_option("--name", flags_.name, "The namespace")->required(); };
+    auto retention = [this](CLI::App* c) {
+      duration(c, "--retention", flags_.retention,
+               "How long a closed run is kept before it is deleted; 0 keeps runs forever (default: the server's "
+               "--retention)");
+    };
+    CLI::App* c = command(*group, "create", "Register a namespace",
+                          [this](Context& ctx) { return namespace_create(ctx, flags_); });
+    name(c);
+    c->add_option("--description", flags_.description, "What it is for");
+    retention(c);
+    c = command(*group, "describe", "A namespace's description and retention",
+                [this](Context& ctx) { return namespace_describe(ctx, flags_); });
+    name(c);
+    command(*group, "list", "Every namespace (that the API key may use)",
+            [this](Context& ctx) { return namespace_list(ctx, flags_); });
+    c = command(*group, "update", "Change a namespace's description or retention",
+                [this](Context& ctx) { return namespace_update(ctx, flags_); });
+    name(c);
+    c->add_option("--description", flags_.description, "What it is for");
+    retention(c);
+    c->add_flag("--server-retention", flags_.server_retention, "Go back to the server's --retention")
+        ->excludes("--retention");
+  }
+
   void add_history_commands() {
     CLI::App* history = app_.add_subcommand("history", "Histories as files, for the replay tester");
     CLI::App* c = command(*history, "export", "Write a run's history to a file",
@@ -671,44 +883,80 @@ class CommandLine {
 
   void add_admin_commands() {
     CLI::App* admin = app_.add_subcommand("admin", "The database file itself");
-    admin_check_ = command(
+    CLI::App* check = command(
         *admin, "check",
         "Check the database file, read-only (no server needed, and safe while one runs): that it is a Reprise "
         "database, then SQLite's full PRAGMA integrity_check and foreign_key_check. Prints \"ok\" or each problem "
         "found; exits 1 when the file is damaged or is not a Reprise database. It reads the whole file: about as "
         "long as copying it",
         [this](Context& ctx) { return admin_check(ctx, flags_); });
-    admin_check_->add_option("--db", flags_.db, "The database file")->required()->type_name("PATH");
-    admin_check_
+    check->add_option("--db", flags_.db, "The database file")->required()->type_name("PATH");
+    check
         ->add_option("--quick", flags_.quick,
                      "true: quick_check, what the server runs at start, instead of the full check")
         ->check(CLI::IsMember({"true", "false"}).description(""))
         ->type_name("true|false");
-    admin_backup_ = command(
+    CLI::App* backup = command(
         *admin, "backup",
         "Copy the database to FILE while the server runs (SQLite's online backup: the copy is one commit's state and "
         "holds everything acknowledged before it began). Run it on the server's host; restoring is starting a "
         "server on the copy (docs/operations.md, \"Backup and restore\")",
         [this](Context& ctx) { return admin_backup(ctx, flags_); });
-    admin_backup_->add_option("--db", flags_.db, "The database file")->required()->type_name("PATH");
-    admin_backup_->add_option("--to", flags_.backup_to, "Where the copy goes")->required()->type_name("FILE");
-    admin_backup_->add_flag("--overwrite", flags_.overwrite, "Replace FILE if it exists");
+    backup->add_option("--db", flags_.db, "The database file")->required()->type_name("PATH");
+    backup->add_option("--to", flags_.backup_to, "Where the copy goes")->required()->type_name("FILE");
+    backup->add_flag("--overwrite", flags_.overwrite, "Replace FILE if it exists");
+    file_commands_ = {check, backup};
+
+    CLI::App* key = admin->add_subcommand(
+        "key",
+        "API keys, on the database file (run it on the server's host; a running server sees the change within a "
+        "second). Once any key exists the server requires one on every call (docs/operations.md, "
+        "\"Authentication\")");
+    auto db = [this](CLI::App* c) {
+      c->add_option("--db", flags_.db, "The database file (created if missing)")->required()->type_name("PATH");
+    };
+    CLI::App* c = command(*key, "create",
+                          "Make a key and print its secret, once: the database keeps only its SHA-256. Roles: "
+                          "worker (poll and complete tasks), client (start, signal, query, cancel, terminate), "
+                          "reader (describe, history, list), admin (everything, namespaces included)",
+                          [this](Context& ctx) { return admin_key_create(ctx, flags_); });
+    db(c);
+    c->add_option("--name", flags_.name, "What to call the key (list, revoke)")->required();
+    c->add_option("--role", flags_.roles, "A role it holds; repeat for more")
+        ->required()
+        ->check(CLI::IsMember({"worker", "client", "reader", "admin"}).description(""))
+        ->type_name("worker|client|reader|admin");
+    c->add_option("--namespace", flags_.key_namespaces, "A namespace it may use, or '*' for all; repeat for more")
+        ->required()
+        ->type_name("NAME");
+    file_commands_.insert(c);
+    c = command(*key, "revoke", "Refuse a key from now on (it stays listed, as revoked)",
+                [this](Context& ctx) { return admin_key_revoke(ctx, flags_); });
+    db(c);
+    c->add_option("--name", flags_.name, "The key")->required();
+    file_commands_.insert(c);
+    c = command(*key, "list", "Every key: name, roles, namespaces, when made and revoked (never the secret)",
+                [this](Context& ctx) { return admin_key_list(ctx, flags_); });
+    db(c);
+    file_commands_.insert(c);
   }
 
   std::shared_ptr<Connection> connect() const {
-    if (flags_.tls_ca.empty() && flags_.tls_cert.empty() && flags_.tls_key.empty() && flags_.tls_server_name.empty()) {
-      return Connection::remote(flags_.address);
+    ConnectionOptions options;
+    if (!flags_.tls_ca.empty() || !flags_.tls_cert.empty() || !flags_.tls_key.empty() ||
+        !flags_.tls_server_name.empty()) {
+      options.tls = TlsOptions::from_files(flags_.tls_ca, flags_.tls_cert, flags_.tls_key, flags_.tls_server_name);
     }
-    return Connection::remote(
-        flags_.address, TlsOptions::from_files(flags_.tls_ca, flags_.tls_cert, flags_.tls_key, flags_.tls_server_name));
+    options.api_key = flags_.api_key;
+    options.namespace_name = flags_.namespace_name;
+    return Connection::remote(flags_.address, options);
   }
 
   Flags flags_;
   CLI::App app_;
   std::vector<std::pair<CLI::App*, std::function<int(Context&)>>> actions_;
-  // The commands that read the file and need no server.
-  CLI::App* admin_check_ = nullptr;
-  CLI::App* admin_backup_ = nullptr;
+  // The commands that work on the database file and need no server.
+  std::set<const CLI::App*> file_commands_;
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "reprise/codec.hpp"
+#include "reprise/connection_options.hpp"
 #include "reprise/detail/blobs.hpp"
 #include "reprise/export.hpp"
 #include "reprise/history_file.hpp"
@@ -55,6 +56,9 @@ class REPRISE_EXPORT Connection {
   // untrusted certificate, a client certificate missing or refused) shows
   // as calls failing with RpcError UNAVAILABLE.
   static std::shared_ptr<Connection> remote(const std::string& address, const TlsOptions& tls);
+  // With an API key and a namespace, and TLS or not
+  // (reprise/connection_options.hpp).
+  static std::shared_ptr<Connection> remote(const std::string& address, const ConnectionOptions& options);
   // The engine in this process on a local SQLite file (created if missing):
   // the same API, no server. Needs the reprise_embedded library. Throws
   // reprise::Error naming the file when it cannot be opened.
@@ -70,6 +74,12 @@ class REPRISE_EXPORT Connection {
   // Deletes a run (terminating it first if it runs). Connections that cannot
   // throw RpcError UNIMPLEMENTED.
   virtual v1::DeleteWorkflowExecutionResponse delete_workflow(const v1::DeleteWorkflowExecutionRequest& r);
+  // Namespaces (docs/operations.md, "Namespaces"). Connections that cannot
+  // throw RpcError UNIMPLEMENTED.
+  virtual v1::RegisterNamespaceResponse register_namespace(const v1::RegisterNamespaceRequest& r);
+  virtual v1::DescribeNamespaceResponse describe_namespace(const v1::DescribeNamespaceRequest& r);
+  virtual v1::ListNamespacesResponse list_namespaces(const v1::ListNamespacesRequest& r);
+  virtual v1::UpdateNamespaceResponse update_namespace(const v1::UpdateNamespaceRequest& r);
   virtual v1::DescribeWorkflowResponse describe_workflow(const v1::DescribeWorkflowRequest& r) = 0;
   virtual v1::ListWorkflowsResponse list_workflows(const v1::ListWorkflowsRequest& r) = 0;
   virtual v1::GetHistoryResponse get_history(const v1::GetHistoryRequest& r, std::chrono::seconds timeout) = 0;

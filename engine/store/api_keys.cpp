@@ -1,0 +1,142 @@
+#include "engine/store/api_keys.hpp"
+
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <stdexcept>
+
+#include "engine/store/schema.hpp"
+#include "engine/store/sqlite_store.hpp"
+
+namespace reprise::engine {
+
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= text.size() && !text.empty()) {
+    const size_t end = std::min(text.find(',', pos), text.size());
+    out.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Status validate_roles(const std::vector<std::string>& roles) {
+  if (roles.empty())
+    return Status::invalid_argument("an API key needs at least one role (worker, client, reader, admin)");
+  for (const std::string& role : roles) {
+    if (std::find(std::begin(kRoleNames), std::end(kRoleNames), role) == std::end(kRoleNames)) {
+      return Status::invalid_argument("'" + role + "' is not a role: worker, client, reader or admin");
+    }
+  }
+  return Status::ok();
+}
+
+Status validate_key_namespaces(const std::vector<std::string>& namespaces) {
+  if (namespaces.empty()) return Status::invalid_argument("an API key needs at least one namespace, or '*' for all");
+  for (const std::string& ns : namespaces) {
+    const bool ok = ns == "*" || (!ns.empty() && ns.size() <= 64 && std::all_of(ns.begin(), ns.end(), [](char c) {
+                      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+                    }));
+    if (!ok) return Status::invalid_argument("'" + ns + "' is not a namespace name, nor '*' for every namespace");
+  }
+  return Status::ok();
+}
+
+std::string new_api_key_secret() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) {
+    throw std::runtime_error("OpenSSL's RAND_bytes failed: no random bytes for an API key");
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out = "rpk_";
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 0xf]);
+  }
+  return out;
+}
+
+history::Sha256Digest api_key_hash(std::string_view secret) { return history::Sha256::digest(secret); }
+
+Result<std::unique_ptr<SqliteDb>> open_key_database(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    StoreOptions options;
+    options.quick_check = false;
+    Result<std::unique_ptr<SqliteStore>> created = SqliteStore::open(path, options);
+    if (!created) return created.status();
+  }  // closed: the file exists now
+  // Not through SqliteStore, which a running server's store excludes: the
+  // file as it is, checked and migrated as the store would.
+  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::open_as_is(path, false);
+  if (!db) return db.status();
+  Result<int> version = read_schema_version(**db);
+  if (!version) return version.status();
+  if (*version == 0) {
+    return Status::failed_precondition("database '" + path +
+                                       "' is empty: start reprise-server on it, or remove it to begin afresh");
+  }
+  REPRISE_RETURN_IF_ERROR(migrate(**db, schema_migrations()));
+  REPRISE_RETURN_IF_ERROR((*db)->configure(Durability::kFull));
+  return db;
+}
+
+Result<std::vector<ApiKeyRecord>> read_api_keys(SqliteDb& db) {
+  Result<Statement> s =
+      db.prepare("SELECT name, sha256, namespaces, roles, created_at, revoked_at FROM api_keys ORDER BY name");
+  if (!s) return s.status();
+  std::vector<ApiKeyRecord> out;
+  while (true) {
+    Result<bool> row = s->step();
+    if (!row) return row.status();
+    if (!*row) return out;
+    ApiKeyRecord key;
+    key.name = s->column_text(0);
+    if (!history::digest_from_bytes(s->column_blob(1), key.sha256)) {
+      return Status::data_loss("database '" + db.path() + "': API key '" + key.name + "' has a damaged hash");
+    }
+    key.namespaces = split(s->column_text(2));
+    key.roles = split(s->column_text(3));
+    key.created_at = from_unix_nanos(s->column_int(4));
+    if (!s->column_is_null(5)) key.revoked_at = from_unix_nanos(s->column_int(5));
+    out.push_back(std::move(key));
+  }
+}
+
+Status insert_api_key(SqliteDb& db, const ApiKeyRecord& key) {
+  Result<Statement> s = db.prepare(
+      "INSERT INTO api_keys (name, sha256, namespaces, roles, created_at, revoked_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, NULL) ON CONFLICT (name) DO NOTHING");
+  if (!s) return s.status();
+  REPRISE_RETURN_IF_ERROR(s->bind(1, key.name)
+                              .bind_blob(2, history::as_bytes(key.sha256))
+                              .bind(3, join(key.namespaces))
+                              .bind(4, join(key.roles))
+                              .bind(5, to_unix_nanos(key.created_at))
+                              .run());
+  if (db.changes() == 0) return Status::already_exists("an API key named '" + key.name + "' exists already");
+  return Status::ok();
+}
+
+Status revoke_api_key(SqliteDb& db, const std::string& name, TimePoint at) {
+  Result<Statement> s = db.prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE name = ?1");
+  if (!s) return s.status();
+  REPRISE_RETURN_IF_ERROR(s->bind(1, name).bind(2, to_unix_nanos(at)).run());
+  if (db.changes() == 0) return Status::not_found("no API key is named '" + name + "'");
+  return Status::ok();
+}
+
+}  // namespace reprise::engine

@@ -1,0 +1,51 @@
+// API keys as they are made and stored: the secret a client sends
+// ("authorization: Bearer rpk_<64 hex digits>", 32 random bytes), the roles
+// a key may hold, and the api_keys table of a SQLite store, which
+// `reprise admin key` writes on the database file and SqliteStore::api_keys()
+// reads for the server. Only the SHA-256 of a secret is stored: a copy of the
+// database gives no key away.
+//
+// Thread safety: each function uses `db` alone, as SqliteDb requires; the
+// others share nothing.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/store/records.hpp"
+#include "engine/store/sqlite_db.hpp"
+
+namespace reprise::engine {
+
+// The roles, by the name keys store: worker polls and completes tasks;
+// client starts, signals, queries, cancels and terminates; reader
+// describes, lists and reads histories; admin may do everything, namespace
+// management included.
+inline constexpr const char* kRoleNames[] = {"worker", "client", "reader", "admin"};
+// INVALID_ARGUMENT naming a role that is not one of kRoleNames, or a
+// namespace that is neither a namespace name nor "*" (every namespace).
+Status validate_roles(const std::vector<std::string>& roles);
+Status validate_key_namespaces(const std::vector<std::string>& namespaces);
+
+// A new secret from OpenSSL's CSPRNG: "rpk_" and 64 hex digits.
+std::string new_api_key_secret();
+// What the store keeps of `secret`.
+history::Sha256Digest api_key_hash(std::string_view secret);
+
+// The database at `path` for `reprise admin key`: created if missing,
+// migrated to this build's schema if older; refused (naming the file) when
+// empty, not a Reprise database, or newer. Safe while a server runs on it:
+// the key writes are short transactions beside the server's.
+Result<std::unique_ptr<SqliteDb>> open_key_database(const std::string& path);
+
+// Every key, revoked ones included, by name.
+Result<std::vector<ApiKeyRecord>> read_api_keys(SqliteDb& db);
+// ALREADY_EXISTS when a key (revoked or not) has that name.
+Status insert_api_key(SqliteDb& db, const ApiKeyRecord& key);
+// NOT_FOUND when no key has that name; a key revoked already keeps its
+// first revocation time.
+Status revoke_api_key(SqliteDb& db, const std::string& name, TimePoint at);
+
+}  // namespace reprise::engine

@@ -1,0 +1,96 @@
+// `reprise namespace ...`, `reprise admin key ...` and the CLI's --api-key,
+// REPRISE_API_KEY and --namespace against a real server and database file.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "../server/server_harness.hpp"
+#include "tests/cli/run_cli.hpp"
+
+namespace reprise {
+namespace {
+
+std::string reprise_cli() { return binary("REPRISE_CLI", "reprise"); }
+
+// The key `admin key create` printed: its first line (stdout), the secret alone.
+std::string secret_of(const Output& created) { return created.out.substr(0, created.out.find('\n')); }
+
+TEST(CliNamespaces, CreateDescribeListUpdateAndWorkflowsInANamespace) {
+  TempDir dir;
+  Server server(dir.file("db"));
+  Output o = cli(server.address(), "namespace create --name payments --description 'card payments' --retention 30d");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("namespace   payments"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("retention   30d"), std::string::npos) << o.out;
+  o = cli(server.address(), "namespace create --name payments");
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("namespace 'payments' exists already"), std::string::npos) << o.out;
+  o = cli(server.address(), "namespace update --name payments --retention 0");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("retention   forever"), std::string::npos) << o.out;
+  o = cli(server.address(), "-o json namespace describe --name payments");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("\"description\": \"card payments\""), std::string::npos) << o.out;
+  o = cli(server.address(), "namespace list");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("default"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("payments"), std::string::npos) << o.out;
+
+  o = cli(server.address(), "--namespace payments workflow start --type t --id w -t q");
+  ASSERT_EQ(o.status, 0) << o.out;
+  o = cli(server.address(), "--namespace payments workflow describe --id w");
+  EXPECT_EQ(o.status, 0) << o.out;
+  o = cli(server.address(), "workflow describe --id w");
+  EXPECT_EQ(o.status, 1) << "w is not in default: " << o.out;
+  o = run_command("REPRISE_NAMESPACE=nope " + reprise_cli() + " --address " + server.address() + " workflow list");
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("namespace 'nope' does not exist"), std::string::npos) << o.out;
+}
+
+TEST(CliApiKeys, KeysAreMadeListedAndRevokedOnTheFileAndSentWithApiKey) {
+  TempDir dir;
+  const std::string db = dir.file("db");
+  const Output created =
+      run_command(reprise_cli() + " admin key create --db " + db + " --name ops --role admin --namespace '*'");
+  ASSERT_EQ(created.status, 0) << created.out;
+  const std::string admin = secret_of(created);
+  EXPECT_EQ(admin.size(), 68u) << created.out;
+  EXPECT_EQ(admin.rfind("rpk_", 0), 0u) << created.out;
+  const Output reader =
+      run_command(reprise_cli() + " admin key create --db " + db + " --name dash --role reader --namespace default");
+  ASSERT_EQ(reader.status, 0) << reader.out;
+  Output o = run_command(reprise_cli() + " admin key create --db " + db + " --name dash --role reader --namespace x");
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("an API key named 'dash' exists already"), std::string::npos) << o.out;
+  o = run_command(reprise_cli() + " admin key create --db " + db + " --name bad --role owner --namespace x");
+  EXPECT_EQ(o.status, 2) << "an unknown role is a bad command line: " << o.out;
+
+  Server server(db);
+  o = cli(server.address(), "workflow list");
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("requires an API key"), std::string::npos) << o.out;
+  o = cli(server.address(), "--api-key " + admin + " workflow list");
+  EXPECT_EQ(o.status, 0) << o.out;
+  o = run_command("REPRISE_API_KEY=" + secret_of(reader) + " " + reprise_cli() + " --address " + server.address() +
+                  " workflow start --type t --id w -t q");
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("API key 'dash' lacks the role client or admin that StartWorkflow needs"), std::string::npos)
+      << o.out;
+
+  o = run_command(reprise_cli() + " admin key revoke --db " + db + " --name dash");
+  ASSERT_EQ(o.status, 0) << o.out;
+  o = run_command(reprise_cli() + " -o json admin key list --db " + db);
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("\"name\": \"dash\""), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find(secret_of(reader)), std::string::npos) << "a listing never shows a secret";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    o = cli(server.address(), "--api-key " + secret_of(reader) + " workflow list");
+  } while (o.out.find("has been revoked") == std::string::npos && std::chrono::steady_clock::now() < deadline);
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("API key 'dash' has been revoked"), std::string::npos) << o.out;
+}
+
+}  // namespace
+}  // namespace reprise
