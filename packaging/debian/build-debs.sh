@@ -105,8 +105,9 @@ shlibs_local_for() {
       for dir in $runpath; do
         [ -e "$dir/$needed" ] || continue
         owner=$(dpkg -S "$(realpath "$dir/$needed")" | cut -d: -f1)
-        # libLLVM-14.so.1 -> "libLLVM-14 1", libclang-cpp.so.14 -> "libclang-cpp 14"
-        echo "$needed" | sed -n 's/^\(.*\)\.so\.\([0-9]*\).*$/\1 \2/p' | sed "s/\$/ $owner/"
+        # As dpkg-shlibdeps splits a SONAME: libLLVM.so.19.1 -> "libLLVM 19.1",
+        # libclang-cpp.so.19.1 -> "libclang-cpp 19.1", libLLVM-14.so.1 -> "libLLVM-14 1"
+        echo "$needed" | sed -n 's/^\(.*\)\.so\.\(.*\)$/\1 \2/p' | sed "s/\$/ $owner/"
         break
       done
     done
