@@ -2,8 +2,9 @@
 # Builds the downstream project (this directory, copied out of the source
 # tree) against a Reprise installed under a root directory, twice: with meson
 # and pkg-config (g++), and with CMake's find_package(Reprise) (clang++-14
-# when installed); runs both binaries, and checks that neither build named
-# the source tree. Used by run.sh (a `meson install --destdir` root) and by
+# when installed); runs both binaries, compiles every public header with
+# -Wall -Wextra -Werror under g++ 12, clang 14 and clang 19, and checks that
+# neither build named the source tree. Used by run.sh (a `meson install --destdir` root) and by
 # packaging/debian/check-debs.sh (the .deb packages installed into a root).
 #
 # Usage: build_against.sh <root> <prefix inside the root, e.g. /usr> <scratch dir>
@@ -38,6 +39,19 @@ cmake -S "$scratch/project" -B "$scratch/cmake-build" -G Ninja -DCMAKE_CXX_COMPI
 cmake --build "$scratch/cmake-build" >"$scratch/cmake-build.log" || { cat "$scratch/cmake-build.log"; exit 1; }
 mkdir -p "$scratch/run-cmake"
 "$scratch/cmake-build/downstream" "$scratch/run-cmake"
+
+step "every public header, -Wall -Wextra -Werror: g++, clang++-14, clang++-19"
+# One unit including them all, with the flags pkg-config gives a consumer:
+# the builds above include only what main.cpp uses.
+for header in "$prefix"/include/reprise/*.hpp; do
+  echo "#include <reprise/$(basename "$header")>"
+done >"$scratch/all_headers.cpp"
+cflags=$(PKG_CONFIG_PATH="$pc_dir" PKG_CONFIG_SYSROOT_DIR="$root" pkg-config --cflags reprise-testing reprise-embedded)
+for compiler in g++ clang++-14 clang++-19; do
+  # shellcheck disable=SC2086  # one word per flag
+  "$compiler" -std=c++20 -Wall -Wextra -Werror -fsyntax-only $cflags "$scratch/all_headers.cpp" ||
+    { echo "the public headers do not compile with $compiler"; exit 1; }
+done
 
 step "neither build saw the source tree"
 source_root=$(cd "$here/../.." && pwd)
