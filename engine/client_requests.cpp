@@ -291,6 +291,7 @@ void Engine::list_workflows(v1::ListWorkflowsRequest request, Reply<v1::ListWork
   if (request.status() != v1::WORKFLOW_EXECUTION_STATUS_UNSPECIFIED) q.status = request.status();
   if (request.has_started_after()) q.started_after = to_time(request.started_after());
   if (request.has_started_before()) q.started_before = to_time(request.started_before());
+  q.workflow_id_prefix = request.workflow_id_prefix();
   q.page_size = request.page_size() > 0 ? request.page_size() : 100;
   q.page_token = request.next_page_token();
   on_read_pool(reply, [this, q = std::move(q), reply]() mutable { list_blocking(std::move(q), std::move(reply)); });

@@ -29,7 +29,9 @@
 // logfmt (or, with --log-format json, JSON) line per event (engine/log.hpp).
 // Prints "reprise-server listening on HOST:PORT" once it serves (with the
 // real port when asked for port 0), ending "metrics on HOST:PORT" with
-// --metrics-listen (Prometheus' /metrics, docs/operations.md). SIGTERM or SIGINT: stop accepting, let
+// --metrics-listen (Prometheus' /metrics, docs/operations.md), and "ui on
+// HOST:PORT" with --ui-listen (the web UI, web_ui.hpp; loopback only unless
+// --insecure). SIGTERM or SIGINT: stop accepting, let
 // operations in flight finish, close the database cleanly.
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
@@ -40,16 +42,19 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 #include "engine/server/grpc_service.hpp"
+#include "engine/server/http_listener.hpp"
 #include "engine/server/metrics_endpoint.hpp"
 #include "engine/server/request_metrics.hpp"
 #include "engine/server/server_flags.hpp"
 #include "engine/server/server_metrics.hpp"
 #include "engine/server/server_tls.hpp"
 #include "engine/server/serving_status.hpp"
+#include "engine/server/web_ui.hpp"
 #include "engine/store/sqlite_store.hpp"
 #include "tools/command_line/command_line.hpp"
 
@@ -67,6 +72,15 @@ int main(int argc, char** argv) {
   Result<std::shared_ptr<grpc::ServerCredentials>> credentials = server_credentials(flags.tls, flags.listen);
   if (!credentials) {
     std::fprintf(stderr, "reprise-server: %s\n", credentials.status().message().c_str());
+    return 1;
+  }
+  // The web UI asks for no login: beyond loopback only knowingly.
+  if (!flags.ui_listen.empty() && !flags.tls.insecure && !is_loopback_host(listen_host(flags.ui_listen))) {
+    std::fprintf(stderr,
+                 "reprise-server: --ui-listen %s is not a loopback address: the web UI asks for no login, so anyone "
+                 "who reaches it can signal and terminate workflows; serve it on 127.0.0.1 (an SSH tunnel or an "
+                 "authenticating proxy in front), or give --insecure to serve it there knowingly\n",
+                 flags.ui_listen.c_str());
     return 1;
   }
   if (flags.tls.insecure && !is_loopback_host(listen_host(flags.listen)) && flags.tls.cert_file.empty()) {
@@ -131,9 +145,12 @@ int main(int argc, char** argv) {
     log::warn("serving beyond loopback with no API keys (--insecure): any caller can run and read every workflow",
               {{"address", flags.listen}});
   }
-  // --metrics-listen: the engine and every gRPC call count into this.
+  // --metrics-listen (and the web UI's summary of them): the engine and
+  // every gRPC call count into this.
   std::unique_ptr<metrics::Registry> registry;
-  if (!flags.metrics_listen.empty()) flags.engine.metrics = (registry = std::make_unique<metrics::Registry>()).get();
+  if (!flags.metrics_listen.empty() || !flags.ui_listen.empty()) {
+    flags.engine.metrics = (registry = std::make_unique<metrics::Registry>()).get();
+  }
   Result<std::unique_ptr<Engine>> engine = Engine::start(**store, flags.engine);
   if (!engine) {
     std::fprintf(stderr, "reprise-server: %s\n", engine.status().to_string().c_str());
@@ -166,19 +183,46 @@ int main(int argc, char** argv) {
   }
   ServingStatus serving_status(
       *server->GetHealthCheckService(), [&] { return (*engine)->server_problem(); }, std::chrono::seconds(1));
-  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
-  if (registry) {
-    Result<std::unique_ptr<MetricsEndpoint>> started = MetricsEndpoint::start(flags.metrics_listen, *registry);
+  // The HTTP listeners: /metrics and the web UI, on one address or two.
+  std::vector<std::unique_ptr<HttpListener>> http_listeners;
+  auto listen_http = [&](const std::string& flag, const std::string& address,
+                         std::vector<HttpRoutes> parts) -> std::optional<std::string> {
+    Result<std::unique_ptr<HttpListener>> started = HttpListener::start(flag, address, parts);
     if (!started) {
       std::fprintf(stderr, "reprise-server: %s\n", started.status().to_string().c_str());
-      return 1;
+      return std::nullopt;
     }
-    metrics_endpoint = std::move(*started);
+    http_listeners.push_back(std::move(*started));
+    return http_listeners.back()->address();
+  };
+  std::optional<HttpRoutes> ui_routes;
+  if (!flags.ui_listen.empty()) {
+    ui_routes = web_ui_routes(
+        **engine, (*store)->blobs(),
+        {.loopback_hosts_only = is_loopback_host(listen_host(flags.ui_listen)), .registry = registry.get()});
   }
-  const std::string metrics_note = metrics_endpoint ? " metrics on " + metrics_endpoint->address() : "";
+  std::string listening_note;
+  if (!flags.metrics_listen.empty() && flags.metrics_listen == flags.ui_listen) {
+    const std::optional<std::string> both =
+        listen_http("--metrics-listen and --ui-listen", flags.metrics_listen, {metrics_routes(*registry), *ui_routes});
+    if (!both) return 1;
+    listening_note = " metrics on " + *both + " ui on " + *both;
+  } else {
+    if (!flags.metrics_listen.empty()) {
+      const std::optional<std::string> at =
+          listen_http("--metrics-listen", flags.metrics_listen, {metrics_routes(*registry)});
+      if (!at) return 1;
+      listening_note += " metrics on " + *at;
+    }
+    if (ui_routes) {
+      const std::optional<std::string> at = listen_http("--ui-listen", flags.ui_listen, {*ui_routes});
+      if (!at) return 1;
+      listening_note += " ui on " + *at;
+    }
+  }
   const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
   std::printf("reprise-server listening on %s:%d (db %s)%s\n", host.c_str(), port, flags.db.c_str(),
-              metrics_note.c_str());
+              listening_note.c_str());
   log::info("server listening", {{"address", host + ":" + std::to_string(port)}, {"db", flags.db}});
   std::fflush(stdout);
 
@@ -187,7 +231,7 @@ int main(int argc, char** argv) {
   std::printf("reprise-server: %s, shutting down\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
   std::fflush(stdout);
   serving_status.stop_serving();  // load balancers stop sending new work
-  metrics_endpoint.reset();       // its scrapes read the engine
+  http_listeners.clear();         // scrapes and the web UI read the engine
   (*engine)->shutdown();          // parked polls answer, operations in flight finish
   // Every call has its answer by now; the deadline only bounds how long gRPC
   // waits on idle client connections (it waits the whole deadline when any
@@ -195,7 +239,7 @@ int main(int argc, char** argv) {
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
   server.reset();
   service.reset();  // waits for the payload streams' last store work
-  auth->reset();     // its thread reads the store
+  auth->reset();    // its thread reads the store
   engine->reset();
   store->reset();  // commits what is queued, then closes the database
   std::printf("reprise-server: stopped cleanly\n");

@@ -24,6 +24,11 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
                  "Serve Prometheus metrics at http://HOST:PORT/metrics (port 0 picks one; default: none). "
                  "docs/operations.md, \"Metrics\"")
       ->type_name("HOST:PORT");
+  app.add_option("--ui-listen", f.ui_listen,
+                 "Serve the web UI at http://HOST:PORT/ (port 0 picks one; default: none): loopback only unless "
+                 "--insecure, as it asks for no login; the same address as --metrics-listen shares one listener. "
+                 "docs/operations.md, \"Web UI\"")
+      ->type_name("HOST:PORT");
   CLI::Option* cert =
       app.add_option("--tls-cert", f.tls.cert_file, "Serve TLS with this PEM certificate chain (with --tls-key)")
           ->type_name("FILE")
@@ -39,8 +44,8 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
       ->check(CLI::ExistingFile)
       ->needs(cert);
   app.add_flag("--insecure", f.tls.insecure,
-               "Serve plaintext on an address other than loopback (refused without it): only behind something that "
-               "secures the connection");
+               "Serve plaintext, and the web UI, on an address other than loopback (refused without it): only behind "
+               "something that secures the connection");
   app.add_option_function<std::string>(
          "--durability",
          [&f](const std::string& v) { f.store.durability = v == "full" ? Durability::kFull : Durability::kNormal; },

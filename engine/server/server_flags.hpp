@@ -17,6 +17,7 @@ struct ServerFlags {
   std::string listen = "127.0.0.1:7233";
   TlsFlags tls;
   std::string metrics_listen;  // "": no metrics listener
+  std::string ui_listen;       // "": no web UI
   EngineOptions engine;
   StoreOptions store;
 };

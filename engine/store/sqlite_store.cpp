@@ -347,6 +347,7 @@ Result<VisibilityPage> SqliteStore::list_executions(const VisibilityQuery& q) {
   if (q.status) sql += " AND status = ?4";
   if (q.started_after) sql += " AND start_time >= ?5";
   if (q.started_before) sql += " AND start_time < ?6";
+  if (!q.workflow_id_prefix.empty()) sql += " AND substr(workflow_id, 1, length(?11)) = ?11";
   int64_t token_start = 0;
   std::string token_workflow, token_run;
   if (!q.page_token.empty()) {
@@ -367,6 +368,7 @@ Result<VisibilityPage> SqliteStore::list_executions(const VisibilityQuery& q) {
   if (q.started_after) s->bind(5, to_unix_nanos(*q.started_after));
   if (q.started_before) s->bind(6, to_unix_nanos(*q.started_before));
   if (!q.page_token.empty()) s->bind(7, token_start).bind(8, token_workflow).bind(9, token_run);
+  if (!q.workflow_id_prefix.empty()) s->bind(11, q.workflow_id_prefix);
   s->bind(10, q.page_size + 1);  // one extra row tells whether another page exists
 
   VisibilityPage page;

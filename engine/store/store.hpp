@@ -34,6 +34,7 @@ struct VisibilityQuery {
   std::optional<v1::WorkflowExecutionStatus> status;
   std::optional<TimePoint> started_after;   // inclusive
   std::optional<TimePoint> started_before;  // exclusive
+  std::string workflow_id_prefix;           // "" = any
   int page_size = 100;
   std::string page_token;  // from the previous page; "" for the first
 };

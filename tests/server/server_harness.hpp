@@ -33,6 +33,7 @@ class Server {
     EXPECT_TRUE(std::regex_search(line, m, std::regex("listening on (127\\.0\\.0\\.1:[0-9]+)"))) << line;
     address_ = m[1];
     if (std::regex_search(line, m, std::regex("metrics on (127\\.0\\.0\\.1:[0-9]+)"))) metrics_address_ = m[1];
+    if (std::regex_search(line, m, std::regex("ui on (127\\.0\\.0\\.1:[0-9]+)"))) ui_address_ = m[1];
     auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
     stub_ = v1::WorkflowService::NewStub(channel);
   }
@@ -53,12 +54,15 @@ class Server {
   const std::string& address() const { return address_; }
   // With --metrics-listen: where /metrics is served.
   const std::string& metrics_address() const { return metrics_address_; }
+  // With --ui-listen: where the web UI is served.
+  const std::string& ui_address() const { return ui_address_; }
   const std::string& last_line() const { return last_line_; }
 
  private:
   std::unique_ptr<ChildProcess> process_;
   std::string address_;
   std::string metrics_address_;
+  std::string ui_address_;
   std::string last_line_;
   std::unique_ptr<v1::WorkflowService::Stub> stub_;
 };

@@ -306,6 +306,18 @@ TEST_F(SqliteStoreTest, ListExecutionsFiltersAndPages) {
   range.started_before = from_unix_nanos(1'004);
   EXPECT_EQ(store_->list_executions(range)->records.size(), 6u);  // wf-6 .. wf-11
 
+  VisibilityQuery prefix;
+  prefix.namespace_id = "default";
+  prefix.workflow_id_prefix = "wf-1";
+  std::vector<std::string> prefixed;
+  for (const auto& rec : store_->list_executions(prefix)->records) prefixed.push_back(rec.key.workflow_id);
+  EXPECT_EQ(prefixed.size(), 11u);  // wf-1, wf-10 .. wf-19
+  for (const std::string& id : prefixed) EXPECT_EQ(id.rfind("wf-1", 0), 0u) << id;
+  prefix.page_size = 4;
+  prefix.page_token = store_->list_executions(prefix)->next_page_token;
+  EXPECT_EQ(store_->list_executions(prefix)->records.front().key.workflow_id, "wf-15")
+      << "the prefix holds across pages";
+
   VisibilityQuery bad;
   bad.namespace_id = "default";
   bad.page_token = "zz";

@@ -1,95 +1,14 @@
 #include "tools/cli/json_payload.hpp"
 
-#include <optional>
-
-#include "history/payload.hpp"
 #include "reprise/codec.hpp"
 
 namespace reprise::cli {
 
-namespace {
-
-std::string hex(const std::string& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
-// nlohmann-json reads and writes msgpack, compares and prints recursively, so
-// a value nested a few hundred thousand levels deep (a few hundred KB of
-// input) overflows the stack. Values nested deeper than this are refused.
-constexpr int kMaxNesting = 512;
-
-std::string too_deep() { return "nested deeper than " + std::to_string(kMaxNesting) + " levels"; }
-
-// What keeps msgpack bytes from reaching nlohmann-json, if anything. msgpack-c
-// allocates an array's or map's elements when it reads the header, so the
-// element counts are limited by the input's length (every element takes at
-// least a byte): a 5-byte array32 header claiming 0x2337656e elements made it
-// ask for 16 GiB. A longer claim is truncated input, answered here: handed to
-// nlohmann-json, the values nested inside the claim (which msgpack-c stopped
-// before checking their depth) would overflow its stack first.
-std::optional<std::string> msgpack_problem(const std::string& msgpack_bytes) {
-  const size_t n = msgpack_bytes.size();
-  try {
-    (void)msgpack::unpack(msgpack_bytes.data(), n, nullptr, nullptr, msgpack::unpack_limit(n, n, n, n, n, kMaxNesting));
-  } catch (const msgpack::depth_size_overflow&) {
-    return too_deep();
-  } catch (const msgpack::size_overflow&) {
-    return "not valid msgpack";
-  } catch (const std::exception&) {
-    // Not valid msgpack: nlohmann-json says so below.
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 v1::Payload payload_from_json(const std::string& text, const std::string& what) {
-  nlohmann::json value;
-  const auto limit_nesting = [&what](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > kMaxNesting) throw Error(what + " is " + too_deep());
-    return true;
-  };
-  try {
-    value = nlohmann::json::parse(text, limit_nesting);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    throw Error(what + " is not valid JSON (" + text + "): " + e.what());
-  }
-  const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(value);
-  v1::Payload p;
-  (*p.mutable_metadata())["encoding"] = kMsgpackEncoding;
-  p.set_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  detail::compress_if_large(p);
-  return p;
-}
-
-nlohmann::json payload_to_json(const v1::Payload& payload) {
-  if (history::is_claim_check(payload)) {
-    return {{"$ref", "sha256:" + hex(payload.external().sha256())}, {"size", payload.external().size()}};
-  }
-  const std::string_view encoding = history::payload_encoding(payload);
-  if (encoding == kNullEncoding) return nullptr;
-  if (encoding != kMsgpackEncoding) return {{"$encoding", std::string(encoding)}, {"$bytes", payload.data().size()}};
-  const std::string bytes = detail::uncompressed_bytes(payload, "a payload");
-  if (const std::optional<std::string> problem = msgpack_problem(bytes)) {
-    return {{"$encoding", std::string(encoding)}, {"$bytes", bytes.size()}, {"$error", *problem}};
-  }
-  try {
-    return nlohmann::json::from_msgpack(bytes);
-  } catch (const nlohmann::json::exception&) {
-    return {{"$encoding", std::string(encoding)}, {"$bytes", bytes.size()}, {"$error", "not valid msgpack"}};
-  }
-}
-
-nlohmann::json payloads_to_json(const v1::Payloads& payloads) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const v1::Payload& p : payloads.payloads()) out.push_back(payload_to_json(p));
-  return out;
+  Result<v1::Payload> p = history::payload_from_json(text, what);
+  if (!p) throw Error(p.status().message());
+  detail::compress_if_large(*p);
+  return std::move(p).value();
 }
 
 }  // namespace reprise::cli

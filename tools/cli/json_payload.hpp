@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "history/payload_json.hpp"
 #include "reprise/v1/common.pb.h"
 
 namespace reprise::cli {
@@ -14,12 +15,8 @@ namespace reprise::cli {
 // deeper than 512 levels.
 v1::Payload payload_from_json(const std::string& text, const std::string& what);
 
-// The payload as a JSON value: its decoded msgpack, null for a void result,
-// {"$ref": "sha256:…", "size": N} for a claim-check reference, and
-// {"$encoding": …, "$bytes": N} for an encoding the tool cannot read, and
-// the same with "$error" for msgpack that is not valid or nests deeper than
-// 512 levels.
-nlohmann::json payload_to_json(const v1::Payload& payload);
-nlohmann::json payloads_to_json(const v1::Payloads& payloads);
+// JSON out: history/payload_json.hpp, shared with the server's web UI.
+using history::payload_to_json;
+using history::payloads_to_json;
 
 }  // namespace reprise::cli
