@@ -10,7 +10,8 @@
 #
 # Usage: build-debs.sh <build dir, its installed targets built> <output dir>
 # Prints the paths of the .deb files. reprise-lint is left out, with a
-# message, when the build has no linter (meson -Dlint=disabled).
+# message, when the build has no linter (meson -Dlint=disabled); a build of
+# the linter alone (meson -Dcomponents=lint) makes only reprise-lint.
 set -eu; [ -n "${TRACE:-}" ] && set -x
 build=$(cd "$1" && pwd)
 mkdir -p "$2"
@@ -44,12 +45,18 @@ if [ "$prefix" != /usr ]; then
   (cd "$stage$prefix" && tar cf - .) | (cd "$stage/usr" && tar xf -)
   rm -rf "${stage:?}$prefix"
   rmdir -p "$(dirname "$stage$prefix")" 2>/dev/null || true
-  sed -i "s#^prefix=$prefix\$#prefix=/usr#" "$stage/usr/$libdir"/pkgconfig/*.pc
 fi
-# meson install --strip strips the binaries and shared libraries, not the archives.
-strip --strip-debug "$stage/usr/$libdir"/*.a
-# Shared libraries are not programs (meson installs them 755).
-chmod 644 "$stage/usr/$libdir"/*.so.*.*
+# A build of the linter alone (meson setup -Dcomponents=lint) installs no
+# libraries: it makes the reprise-lint package only.
+server_build=false
+[ -e "$stage/usr/bin/reprise-server" ] && server_build=true
+if [ "$server_build" = true ]; then
+  [ "$prefix" = /usr ] || sed -i "s#^prefix=$prefix\$#prefix=/usr#" "$stage/usr/$libdir"/pkgconfig/*.pc
+  # meson install --strip strips the binaries and shared libraries, not the archives.
+  strip --strip-debug "$stage/usr/$libdir"/*.a
+  # Shared libraries are not programs (meson installs them 755).
+  chmod 644 "$stage/usr/$libdir"/*.so.*.*
+fi
 
 # take PACKAGE PATH...: moves staged paths (relative to $stage) into a package tree.
 take() {
@@ -62,10 +69,13 @@ take() {
   done
 }
 
-packages="reprise-server reprise-cli libreprise-dev"
-take reprise-server usr/bin/reprise-server usr/share/doc/reprise
-take reprise-cli usr/bin/reprise
-take libreprise-dev usr/include/reprise "usr/$libdir"
+packages=""
+if [ "$server_build" = true ]; then
+  packages="reprise-server reprise-cli libreprise-dev"
+  take reprise-server usr/bin/reprise-server usr/share/doc/reprise
+  take reprise-cli usr/bin/reprise
+  take libreprise-dev usr/include/reprise "usr/$libdir"
+fi
 if [ -e "$stage/usr/bin/reprise-lint" ]; then
   take reprise-lint usr/bin/reprise-lint usr/share/doc/reprise-lint/lint.md
   packages="$packages reprise-lint"
@@ -76,10 +86,12 @@ left=$(find "$stage" -type f -o -type l)
 [ -z "$left" ] || { echo "build-debs: installed files no package holds:" >&2; echo "$left" >&2; exit 1; }
 
 # The service: its unit, its default settings (a conffile) and the database's directory.
-server="$work/reprise-server"
-install -D -m 644 "$here/reprise-server/reprise-server.service" "$server/lib/systemd/system/reprise-server.service"
-install -D -m 644 "$here/reprise-server/reprise.toml" "$server/etc/reprise/reprise.toml"
-mkdir -p "$server/var/lib/reprise"
+if [ "$server_build" = true ]; then
+  server="$work/reprise-server"
+  install -D -m 644 "$here/reprise-server/reprise-server.service" "$server/lib/systemd/system/reprise-server.service"
+  install -D -m 644 "$here/reprise-server/reprise.toml" "$server/etc/reprise/reprise.toml"
+  mkdir -p "$server/var/lib/reprise"
+fi
 
 # reprise-lint parses with clang's builtin headers, from the resource
 # directory compiled into it: their package is a dependency no ELF shows.

@@ -5,8 +5,10 @@
 # project cannot be configured there (so the lookups really are impossible),
 # that the linter alone can, with only its own dependencies, and that it
 # installs reprise-lint and docs/lint.md and nothing else. With --build it
-# also builds and installs it (minutes: not in the test suite) and runs the
-# installed binary.
+# also builds it (minutes: not in the test suite), installs it, makes its
+# .deb (packaging/debian/build-debs.sh), installs that into a scratch root
+# with dpkg and runs it there: --version, and a SARIF report whose helpUri
+# is the lint.md the package put beside it.
 #
 # Usage: standalone_build.sh SOURCE_ROOT SCRATCH_DIR [--build]
 set -eu
@@ -60,6 +62,30 @@ if [ "$build_it" = --build ]; then
   meson install -C "$scratch/lint" --no-rebuild --quiet --destdir "$scratch/root"
   binary=$(find "$scratch/root" -path '*/bin/reprise-lint')
   "$binary" --version
+
+  echo "==> the reprise-lint .deb, installed into a scratch root"
+  "$source_root/packaging/debian/build-debs.sh" "$scratch/lint" "$scratch/debs" >"$scratch/debs.log" 2>&1 ||
+    { cat "$scratch/debs.log"; fail "build-debs.sh failed"; }
+  [ "$(cd "$scratch/debs" && echo *.deb)" = "$(cd "$scratch/debs" && echo reprise-lint_*.deb)" ] ||
+    fail "a lint-only build made other packages: $(ls "$scratch/debs")"
+  depends=$(dpkg-deb -f "$scratch/debs"/reprise-lint_*.deb Depends)
+  echo "Depends: $depends"
+  for package in libllvm19 libclang-cpp19 libclang-common-19-dev; do
+    case "$depends" in *"$package"*) ;; *) fail "reprise-lint does not depend on $package" ;; esac
+  done
+  deb_root="$scratch/deb-root"
+  mkdir -p "$deb_root/var/lib/dpkg/info" "$deb_root/var/lib/dpkg/updates"
+  touch "$deb_root/var/lib/dpkg/status"
+  dpkg --root="$deb_root" --force-depends --force-not-root --force-script-chrootless --log=/dev/null \
+    -i "$scratch/debs"/reprise-lint_*.deb >"$scratch/dpkg.log" 2>&1 || { cat "$scratch/dpkg.log"; fail "dpkg -i"; }
+  "$deb_root/usr/bin/reprise-lint" --version
+  mkdir -p "$scratch/project"
+  echo 'int main() { return 0; }' >"$scratch/project/main.cpp"
+  printf '[{"directory": "%s", "file": "main.cpp", "arguments": ["c++", "-c", "main.cpp"]}]\n' "$scratch/project" \
+    >"$scratch/project/compile_commands.json"
+  (cd "$scratch/project" && "$deb_root/usr/bin/reprise-lint" -p . --format=sarif >report.sarif)
+  grep -q "\"helpUri\": \"file://$deb_root/usr/share/doc/reprise-lint/lint.md#reprise-clock\"" \
+    "$scratch/project/report.sarif" || fail "helpUri is not the installed lint.md: $(grep -m1 helpUri "$scratch/project/report.sarif")"
 fi
 rm -rf "$scratch"
 echo "ok: reprise-lint configures alone, without the server's dependencies"
