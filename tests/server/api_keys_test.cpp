@@ -141,6 +141,16 @@ TEST(ApiKeys, AKeyOfNamespaceACannotReadBAndAReaderCannotStart) {
             grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_TRUE(call_as(k.worker_a, stub, &Stub::CompleteWorkflowTask, done).ok());
 
+  // A task token carries its namespace: the worker of a cannot complete b's task.
+  poll.set_namespace_("b");
+  v1::PollWorkflowTaskResponse task_of_b;
+  ASSERT_TRUE(call_as(k.admin, stub, &Stub::PollWorkflowTask, poll, &task_of_b).ok());
+  ASSERT_FALSE(task_of_b.task_token().empty());
+  done.set_task_token(task_of_b.task_token());
+  s = call_as(k.worker_a, stub, &Stub::CompleteWorkflowTask, done);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(s.error_message(), "API key 'worker-a' may not use namespace 'b' (CompleteWorkflowTask)");
+
   // ListNamespaces shows a key the namespaces it may use.
   v1::ListNamespacesResponse namespaces;
   ASSERT_TRUE(call_as(k.reader_a, stub, &Stub::ListNamespaces, v1::ListNamespacesRequest(), &namespaces).ok());
