@@ -93,9 +93,16 @@ v1::PollWorkflowTaskResponse SimConnection::poll_workflow_task(const v1::PollWor
 
 v1::CompleteWorkflowTaskResponse SimConnection::complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) {
   if (on_complete_workflow_task) on_complete_workflow_task(r);
+  bool eager = false;
+  for (const v1::Command& c : r.commands())
+    eager = eager || (c.has_schedule_activity_task() && c.schedule_activity_task().request_eager_execution());
   return call<v1::CompleteWorkflowTaskResponse>(
       "CompleteWorkflowTask",
-      [r](Engine& e, Reply<v1::CompleteWorkflowTaskResponse> reply) { e.complete_workflow_task(r, reply); },
+      [r, told = eager ? on_eager_request_delivered : nullptr](Engine& e,
+                                                               Reply<v1::CompleteWorkflowTaskResponse> reply) {
+        if (told) told();
+        e.complete_workflow_task(r, reply);
+      },
       kCallTimeout);
 }
 
@@ -120,14 +127,36 @@ bool SimConnection::heartbeat_activity(const v1::HeartbeatActivityRequest& r) {
 }
 
 void SimConnection::complete_activity(const v1::CompleteActivityRequest& r) {
-  call<v1::CompleteActivityResponse>(
-      "CompleteActivity", [r](Engine& e, Reply<v1::CompleteActivityResponse> reply) { e.complete_activity(r, reply); },
-      kCallTimeout);
+  v1::CompleteActivityRequest without_ask = r;
+  without_ask.clear_eager_workflow_task_queue();  // nothing would run a task handed out here
+  complete_activity_answered(without_ask);
 }
 
 void SimConnection::fail_activity(const v1::FailActivityRequest& r) {
-  call<v1::FailActivityResponse>(
-      "FailActivity", [r](Engine& e, Reply<v1::FailActivityResponse> reply) { e.fail_activity(r, reply); },
+  v1::FailActivityRequest without_ask = r;
+  without_ask.clear_eager_workflow_task_queue();
+  fail_activity_answered(without_ask);
+}
+
+v1::CompleteActivityResponse SimConnection::complete_activity_answered(const v1::CompleteActivityRequest& r) {
+  return call<v1::CompleteActivityResponse>(
+      "CompleteActivity",
+      [r, told = r.eager_workflow_task_queue().empty() ? nullptr : on_eager_request_delivered](
+          Engine& e, Reply<v1::CompleteActivityResponse> reply) {
+        if (told) told();
+        e.complete_activity(r, reply);
+      },
+      kCallTimeout);
+}
+
+v1::FailActivityResponse SimConnection::fail_activity_answered(const v1::FailActivityRequest& r) {
+  return call<v1::FailActivityResponse>(
+      "FailActivity",
+      [r, told = r.eager_workflow_task_queue().empty() ? nullptr : on_eager_request_delivered](
+          Engine& e, Reply<v1::FailActivityResponse> reply) {
+        if (told) told();
+        e.fail_activity(r, reply);
+      },
       kCallTimeout);
 }
 

@@ -37,6 +37,8 @@ class SimConnection final : public Connection {
   void complete_activity(const v1::CompleteActivityRequest& r) override;
   void fail_activity(const v1::FailActivityRequest& r) override;
   void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override;
+  v1::CompleteActivityResponse complete_activity_answered(const v1::CompleteActivityRequest& r) override;
+  v1::FailActivityResponse fail_activity_answered(const v1::FailActivityRequest& r) override;
   // The simulated engine's blob store is not on the network: the generated
   // payloads are far below the upload threshold, so these throw UNIMPLEMENTED.
   v1::PutPayloadResponse put_payload(std::string_view bytes) override;
@@ -44,6 +46,10 @@ class SimConnection final : public Connection {
 
   // Sees each workflow task completion before it is sent (null: none does).
   std::function<void(const v1::CompleteWorkflowTaskRequest&)> on_complete_workflow_task;
+  // Called when a request that asks the engine to hand out a task in its
+  // answer (an eager activity or an eager workflow task) reaches the
+  // engine, just before the engine takes it (null: none is told).
+  std::function<void()> on_eager_request_delivered;
 
  private:
   template <typename Resp>

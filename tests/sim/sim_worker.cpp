@@ -62,6 +62,7 @@ struct SimWorker::Incarnation {
   Incarnation(Network& network, std::string who) : identity(std::move(who)), connection(network, identity) {}
 
   std::string identity;
+  std::string sticky_queue;  // "": caching off
   SimConnection connection;
   detail::Blobs blobs{connection, detail::BlobOptions{}};
   std::unique_ptr<worker::StickyCache> cache;
@@ -92,7 +93,11 @@ void SimWorker::start() {
   live_ = std::make_unique<Incarnation>(network_, "w" + std::to_string(index_) + "." + std::to_string(generation_));
   Incarnation& live = *live_;
   live.cache = std::make_unique<worker::StickyCache>(shape_.cache_size, size_t{256} << 20);
-  const std::string sticky_queue = shape_.cache_size > 0 ? "sim/" + live.identity : std::string();
+  live.sticky_queue = shape_.cache_size > 0 ? "sim/" + live.identity : std::string();
+  const std::string& sticky_queue = live.sticky_queue;
+  live.connection.on_eager_request_delivered = [this] {
+    if (on_eager_request_delivered) on_eager_request_delivered();
+  };
   if (shape_.eager_slots > 0) live.eager = std::make_unique<EagerSlots>(*this, live, live.identity, shape_.eager_slots);
   live.local_function = [this](ActivityContext& ctx, const v1::Payloads& input) {
     return run_local_attempt(ctx, input);
@@ -268,17 +273,38 @@ void SimWorker::run_activity(Incarnation& live, const v1::PollActivityTaskRespon
       done.set_task_token(task.task_token());
       done.set_identity(live.identity);
       *done.mutable_result()->add_payloads() = to_payload(result);
-      live.connection.complete_activity(done);
+      if (ask_eager_workflow_task(live, info.run_id)) done.set_eager_workflow_task_queue(live.sticky_queue);
+      run_eager_workflow_task(live, live.connection.complete_activity_answered(done).workflow_task());
     } catch (const ApplicationError& e) {
       v1::FailActivityRequest failed;
       failed.set_task_token(task.task_token());
       failed.set_identity(live.identity);
       failed.mutable_failure()->set_message(e.what());
-      live.connection.fail_activity(failed);
+      if (ask_eager_workflow_task(live, info.run_id)) failed.set_eager_workflow_task_queue(live.sticky_queue);
+      run_eager_workflow_task(live, live.connection.fail_activity_answered(failed).workflow_task());
     }
   } catch (const RpcError&) {
     // The outcome was lost: the attempt times out and is retried.
   } catch (const Dies&) {
+  }
+}
+
+// As Worker::report_outcome: only a worker that holds the run in its cache
+// asks (the task would come to its sticky queue); half the time, so the
+// task also goes through the queue.
+bool SimWorker::ask_eager_workflow_task(Incarnation& live, const std::string& run_id) {
+  return !live.sticky_queue.empty() && live.cache->holds(run_id) && s_.chance(0.5);
+}
+
+// Runs a workflow task the engine handed out in an activity outcome's
+// answer on this fiber, as a poll of the sticky queue would have.
+void SimWorker::run_eager_workflow_task(Incarnation& live, const v1::PollWorkflowTaskResponse& task) {
+  if (task.task_token().empty()) return;
+  activity_log_.eager_workflow_tasks[task.workflow_execution().run_id()].push_back(task.started_event_id());
+  try {
+    live.runner->run(task);
+  } catch (const std::exception& e) {
+    if (verbose_) std::fprintf(stderr, "%s: %s\n", live.identity.c_str(), e.what());
   }
 }
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,6 +52,9 @@ struct ActivityLog {
   int heartbeat_attempts_resumed = 0;  // attempts that resumed from a heartbeat
   int heartbeat_attempts_died = 0;     // first attempts that died after their planned heartbeat
   std::vector<std::string> failures;   // invariants broken where the worker sees them
+  // Eager workflow tasks: by run id, the WorkflowTaskStarted event id of
+  // each task the engine handed a worker in an activity outcome's answer.
+  std::map<std::string, std::vector<int64_t>> eager_workflow_tasks;
 };
 
 class SimWorker {
@@ -76,6 +80,9 @@ class SimWorker {
   const Shape& shape() const { return shape_; }
   // Activities the server started for it in a workflow task's answer.
   int eager_started() const { return eager_started_; }
+  // Called when a request of this worker that asks for an eager hand-out
+  // reaches the engine (the simulation aims engine crashes there).
+  std::function<void()> on_eager_request_delivered;
 
  private:
   struct Incarnation;
@@ -85,6 +92,10 @@ class SimWorker {
   void activity_poll_loop(Incarnation& live);
   // Runs one attempt on the calling fiber and reports its outcome.
   void run_activity(Incarnation& live, const v1::PollActivityTaskResponse& task);
+  // Whether an activity outcome for `run_id` asks for the run's next
+  // workflow task in its answer (eager workflow task).
+  bool ask_eager_workflow_task(Incarnation& live, const std::string& run_id);
+  void run_eager_workflow_task(Incarnation& live, const v1::PollWorkflowTaskResponse& task);
   // The local activity's attempt, as the executor calls a registered
   // function: runs for a while on the calling fiber, then calls it.
   v1::Payloads run_local_attempt(ActivityContext& ctx, const v1::Payloads& input);

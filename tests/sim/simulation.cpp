@@ -253,6 +253,11 @@ class Simulation {
   void check_query_answer(Tracked& w, const std::string& got);
   void check_closed();
   void check_history(Tracked& w, const v1::History& h, v1::WorkflowExecutionStatus status);
+  // Each workflow task the engine handed a worker in an activity outcome's
+  // answer was committed: its WorkflowTaskStarted is in `run_id`'s history,
+  // closed once (completed by that worker, or failed or timed out and
+  // handed out again).
+  void check_eager_workflow_tasks(Tracked& w, const std::string& run_id, const v1::History& h);
   void check_replay(Tracked& w, const v1::History& h);
   void check_local_activities(Tracked& w, const v1::History& h);
   void check_patches(Tracked& w, const v1::History& h);
@@ -592,6 +597,29 @@ std::optional<Resp> Simulation::direct(std::function<void(Engine&, engine::Reply
   return *answer->value();
 }
 
+void Simulation::check_eager_workflow_tasks(Tracked& w, const std::string& run_id, const v1::History& h) {
+  auto handed = activity_log_.eager_workflow_tasks.find(run_id);
+  if (handed == activity_log_.eager_workflow_tasks.end()) return;
+  std::set<int64_t> started_events;
+  std::map<int64_t, int> closes;  // WorkflowTaskStarted event id -> closes
+  for (const v1::HistoryEvent& e : h.events()) {
+    if (e.has_workflow_task_started()) started_events.insert(e.event_id());
+    if (e.has_workflow_task_completed()) ++closes[e.workflow_task_completed().started_event_id()];
+    if (e.has_workflow_task_failed()) ++closes[e.workflow_task_failed().started_event_id()];
+    if (e.has_workflow_task_timed_out()) ++closes[e.workflow_task_timed_out().started_event_id()];
+  }
+  for (const int64_t started : handed->second) {
+    ++kinds_["eager workflow task run"];
+    if (!started_events.contains(started)) {
+      fail(w.spec.id + ": eager workflow task started at event " + std::to_string(started) +
+           " was handed out, but history has no WorkflowTaskStarted there");
+    } else if (closes[started] != 1) {
+      fail(w.spec.id + ": eager workflow task started at event " + std::to_string(started) + " closed " +
+           std::to_string(closes[started]) + " times, not once");
+    }
+  }
+}
+
 void Simulation::check_history(Tracked& w, const v1::History& h, v1::WorkflowExecutionStatus status) {
   const std::string& id = w.spec.id;
   const v1::WorkflowExecutionStatus expected_status = w.outcome.status;
@@ -865,6 +893,7 @@ void Simulation::check_closed() {
     w.closed = true;
     s_.note("closed " + id);
     check_history(w, history->history(), described->info().status());
+    check_eager_workflow_tasks(w, described->info().execution().run_id(), history->history());
     check_replay(w, history->history());
     check_local_activities(w, history->history());
     check_patches(w, history->history());
@@ -908,6 +937,18 @@ SimResult Simulation::run() {
   for (size_t i = 0; i < workload.workers.size(); ++i) {
     workers_.push_back(std::make_unique<SimWorker>(s_, network_, workflow_types_, static_cast<int>(i),
                                                    workload.workers[i], done_, activity_log_, options_.verbose));
+    // While faults are on, one request in five that asks the engine to hand
+    // out a task in its answer gets an engine crash aimed at the commit of
+    // the batch it goes into: before it (nothing of the transition is kept)
+    // or after it (kept, never answered). Each hand-out must then be run or
+    // handed out again, never lost or run twice.
+    workers_.back()->on_eager_request_delivered = [this] {
+      if (s_.now() >= faults_end_ || !s_.chance(0.2)) return;
+      const bool before = s_.chance(0.5);
+      server_.arm_commit_crash(before ? FaultPoint::kBeforeCommit : FaultPoint::kAfterCommit, 1);
+      ++kinds_[before ? "eager hand-out: engine crash aimed before its commit"
+                      : "eager hand-out: engine crash aimed after its commit"];
+    };
     workers_.back()->start();
   }
 
