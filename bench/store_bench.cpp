@@ -1,12 +1,16 @@
 // Store throughput: state transitions/s through the group-commit writer at
 // batch sizes 1, 8 and 64 (that many transitions in flight, at most that many
-// per SQLite transaction), and blob put/get MB/s.
+// per SQLite transaction), and blob put/get MB/s. With
+// REPRISE_BENCH_POSTGRES=postgresql://... (an empty database, emptied again
+// by each run) also the PostgreSQL store's transitions, in both group-commit
+// shapes.
 //   ./run bench Store      (or build-release/bench/store_bench)
 #include <benchmark/benchmark.h>
 
 #include <condition_variable>
 #include <mutex>
 
+#include "engine/store/postgres/postgres_store.hpp"
 #include "engine/store/sqlite_store.hpp"
 #include "store_test_util.hpp"
 
@@ -90,6 +94,50 @@ void BM_StoreTransitions(benchmark::State& state) {
 // Args: batch size, durability (1 = kFull, fsync per commit; 0 = kNormal).
 BENCHMARK(BM_StoreTransitions)
     ->ArgNames({"batch", "full"})
+    ->ArgsProduct({{1, 8, 64}, {1, 0}})
+    ->UseRealTime()
+    ->MinTime(2.0);
+
+// The PostgreSQL store: the database of REPRISE_BENCH_POSTGRES, its tables
+// dropped first so every run starts empty.
+void BM_PostgresTransitions(benchmark::State& state) {
+  const char* url = std::getenv("REPRISE_BENCH_POSTGRES");
+  if (url == nullptr) {
+    state.SkipWithError("REPRISE_BENCH_POSTGRES is not set");
+    return;
+  }
+  {
+    auto admin = PgConnection::connect(url);
+    if (!admin || !(*admin)->exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public").is_ok()) {
+      state.SkipWithError("cannot empty the database");
+      return;
+    }
+  }
+  const int batch = static_cast<int>(state.range(0));
+  PostgresStoreOptions options;
+  options.max_batch = batch;
+  options.commit_shape = state.range(1) != 0 ? PgCommitShape::kPipelined : PgCommitShape::kSavepoints;
+  auto store = PostgresStore::open(url, options);
+  if (!store) {
+    state.SkipWithError(store.status().to_string().c_str());
+    return;
+  }
+  const HistoryBatch first_events = testing::events(1, 3);
+  InFlight in_flight(batch);
+  int64_t n = 0;
+  for (auto _ : state) {
+    in_flight.acquire();
+    (*store)->commit_async(start_transition(n++, first_events),
+                           [&in_flight](Result<CommitResult> r) { in_flight.release(r.is_ok()); });
+  }
+  if (in_flight.drain() != 0) state.SkipWithError("a commit failed");
+  const auto stats = (*store)->writer_stats();
+  state.SetItemsProcessed(state.iterations());
+  state.counters["per_commit"] = static_cast<double>(stats.transitions) / static_cast<double>(stats.batches);
+}
+// Args: batch size, shape (1 = pipelined, 0 = a savepoint per transition).
+BENCHMARK(BM_PostgresTransitions)
+    ->ArgNames({"batch", "pipelined"})
     ->ArgsProduct({{1, 8, 64}, {1, 0}})
     ->UseRealTime()
     ->MinTime(2.0);

@@ -49,13 +49,13 @@
 #include "engine/server/grpc_service.hpp"
 #include "engine/server/http_listener.hpp"
 #include "engine/server/metrics_endpoint.hpp"
+#include "engine/server/open_database.hpp"
 #include "engine/server/request_metrics.hpp"
 #include "engine/server/server_flags.hpp"
 #include "engine/server/server_metrics.hpp"
 #include "engine/server/server_tls.hpp"
 #include "engine/server/serving_status.hpp"
 #include "engine/server/web_ui.hpp"
-#include "engine/store/sqlite_store.hpp"
 #include "tools/command_line/command_line.hpp"
 
 using namespace reprise;
@@ -113,23 +113,10 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  Result<std::unique_ptr<SqliteStore>> store = SqliteStore::open(flags.db, flags.store);
+  Result<std::unique_ptr<Store>> store = open_database(flags);
   if (!store) {
     std::fprintf(stderr, "reprise-server: %s\n", store.status().to_string().c_str());
     return 1;
-  }
-  const OpenReport& opened = (*store)->open_report();
-  if (opened.created) {
-    log::info("database created", {{"db", flags.db}});
-  } else if (opened.quick_checked) {
-    log::info(
-        "database passed quick_check",
-        {{"db", flags.db},
-         {"pages", std::to_string(opened.pages)},
-         {"quick_check_ms",
-          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(opened.quick_check_time).count())}});
-  } else {
-    log::warn("database opened without quick_check (--skip-quick-check)", {{"db", flags.db}});
   }
   // API keys (api_key_auth.hpp): read now and every second after.
   Result<std::unique_ptr<ApiKeyAuth>> auth = ApiKeyAuth::start(**store);

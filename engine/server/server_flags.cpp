@@ -16,7 +16,25 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
       "Exit status: 0 after a clean shutdown (SIGTERM or SIGINT), 1 when the database or the address cannot be\n"
       "used, 2 for a bad command line.");
   command_line::add_config_flag(app);
-  app.add_option("--db", f.db, "The SQLite file; a missing file is created")->type_name("PATH")->capture_default_str();
+  app.add_option("--db", f.db,
+                 "The SQLite file (a missing file is created), or a PostgreSQL database as "
+                 "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (its schema is created in an empty database; "
+                 "docs/storage.md, \"PostgreSQL\")")
+      ->type_name("PATH|URL")
+      ->capture_default_str();
+  app.add_option("--shards", f.postgres.shard_count,
+                 "PostgreSQL: the shards a new database's executions are spread over (fixed once it exists)")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--postgres-commit-shape",
+         [&f](const std::string& v) {
+           f.postgres.commit_shape = v == "savepoints" ? PgCommitShape::kSavepoints : PgCommitShape::kPipelined;
+         },
+         "PostgreSQL: a group commit's statements pipelined, run again with a savepoint per transition only when a "
+         "condition fails (pipelined, the default), or a savepoint per transition always (savepoints)")
+      ->check(CLI::IsMember({"pipelined", "savepoints"}).description(""))
+      ->type_name("pipelined|savepoints");
   app.add_option("--listen", f.listen, "The address to serve on (port 0 picks one)")
       ->type_name("HOST:PORT")
       ->capture_default_str();

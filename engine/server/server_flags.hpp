@@ -8,6 +8,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/server/server_tls.hpp"
+#include "engine/store/postgres/postgres_store.hpp"
 #include "engine/store/sqlite_store.hpp"
 
 namespace reprise::engine {
@@ -19,7 +20,8 @@ struct ServerFlags {
   std::string metrics_listen;  // "": no metrics listener
   std::string ui_listen;       // "": no web UI
   EngineOptions engine;
-  StoreOptions store;
+  StoreOptions store;             // a SQLite --db
+  PostgresStoreOptions postgres;  // a postgresql:// --db
 };
 
 // Declares every flag on `app`, writing into `flags` (which must outlive the

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "engine/store/database_url.hpp"
 #include "engine/store/file_check.hpp"
 #include "engine/store/schema.hpp"
 #include "engine/store/sqlite_db.hpp"
@@ -53,6 +54,11 @@ Status copy_pages(SqliteDb& from, SqliteDb& to, int64_t& pages) {
 }  // namespace
 
 Result<BackupReport> backup_database(const std::string& source, const std::string& target, bool overwrite) {
+  if (is_postgres_url(source)) {
+    return Status::failed_precondition("'" + source +
+                                       "' is a PostgreSQL database: this backup copies SQLite files; back up a "
+                                       "PostgreSQL database with its own tools (pg_dump, pg_basebackup)");
+  }
   const auto began = std::chrono::steady_clock::now();
   std::error_code ec;
   if (fs::exists(target, ec) && !overwrite) {

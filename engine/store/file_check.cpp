@@ -4,6 +4,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "engine/store/database_url.hpp"
 #include "engine/store/schema.hpp"
 
 namespace reprise::engine {
@@ -137,6 +138,11 @@ Result<IntegrityReport> check_integrity(SqliteDb& db, bool full, int max_problem
 }
 
 Result<DatabaseCheck> check_database_file(const std::string& path, bool full) {
+  if (is_postgres_url(path)) {
+    return Status::failed_precondition("'" + path +
+                                       "' is a PostgreSQL database: this check reads SQLite files; check a "
+                                       "PostgreSQL database with its own tools (pg_amcheck)");
+  }
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::not_found("database '" + path + "' does not exist");
   if (std::filesystem::is_directory(path, ec)) {

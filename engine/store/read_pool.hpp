@@ -1,4 +1,5 @@
-// A fixed set of read connections handed out one caller at a time.
+// A fixed set of connections handed out one caller at a time: SQLite's read
+// connections (ReadPool), the PostgreSQL store's (PgPool).
 #pragma once
 
 #include <condition_variable>
@@ -10,35 +11,36 @@
 
 namespace reprise::engine {
 
-class ReadPool {
+template <class Db>
+class ConnectionPool {
  public:
-  explicit ReadPool(std::vector<std::unique_ptr<SqliteDb>> connections) : free_(std::move(connections)) {}
+  explicit ConnectionPool(std::vector<std::unique_ptr<Db>> connections) : free_(std::move(connections)) {}
 
   // A borrowed connection, returned to the pool when the lease ends.
   class Lease {
    public:
-    Lease(ReadPool& pool, std::unique_ptr<SqliteDb> db) : pool_(pool), db_(std::move(db)) {}
+    Lease(ConnectionPool& pool, std::unique_ptr<Db> db) : pool_(pool), db_(std::move(db)) {}
     ~Lease() { pool_.give_back(std::move(db_)); }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
-    SqliteDb& operator*() { return *db_; }
-    SqliteDb* operator->() { return db_.get(); }
+    Db& operator*() { return *db_; }
+    Db* operator->() { return db_.get(); }
 
    private:
-    ReadPool& pool_;
-    std::unique_ptr<SqliteDb> db_;
+    ConnectionPool& pool_;
+    std::unique_ptr<Db> db_;
   };
 
   Lease acquire() {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return !free_.empty(); });
-    std::unique_ptr<SqliteDb> db = std::move(free_.back());
+    std::unique_ptr<Db> db = std::move(free_.back());
     free_.pop_back();
     return Lease(*this, std::move(db));
   }
 
  private:
-  void give_back(std::unique_ptr<SqliteDb> db) {
+  void give_back(std::unique_ptr<Db> db) {
     {
       std::lock_guard lock(mu_);
       free_.push_back(std::move(db));
@@ -48,7 +50,9 @@ class ReadPool {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::unique_ptr<SqliteDb>> free_;
+  std::vector<std::unique_ptr<Db>> free_;
 };
+
+using ReadPool = ConnectionPool<SqliteDb>;
 
 }  // namespace reprise::engine

@@ -29,8 +29,9 @@ int hex_digit(char c) {
   return -1;
 }
 
-// "id:hex,id:hex", newest first.
-std::string format_keys(const std::vector<TaskTokenKey>& keys) {
+}  // namespace
+
+std::string format_task_token_keys(const std::vector<TaskTokenKey>& keys) {
   std::string out;
   for (const TaskTokenKey& key : keys) {
     if (!out.empty()) out += ',';
@@ -39,7 +40,7 @@ std::string format_keys(const std::vector<TaskTokenKey>& keys) {
   return out;
 }
 
-Result<std::vector<TaskTokenKey>> parse_keys(const std::string& text, const std::string& path) {
+Result<std::vector<TaskTokenKey>> parse_task_token_keys(const std::string& text, const std::string& path) {
   const auto damaged = [&] {
     return Status::data_loss("database '" + path + "' holds damaged task token keys (reprise_meta 'task_token_keys')");
   };
@@ -68,14 +69,19 @@ Result<std::vector<TaskTokenKey>> parse_keys(const std::string& text, const std:
   return keys;
 }
 
-}  // namespace
-
 TaskTokenKey new_task_token_key(uint32_t id) {
   TaskTokenKey key{id, std::string(kSecretSize, '\0')};
   if (RAND_bytes(reinterpret_cast<unsigned char*>(key.secret.data()), static_cast<int>(key.secret.size())) != 1) {
     throw std::runtime_error("OpenSSL's RAND_bytes failed: no random bytes for a task token key");
   }
   return key;
+}
+
+std::vector<TaskTokenKey> with_new_task_token_key(std::vector<TaskTokenKey> keys) {
+  const uint32_t id = keys.empty() ? 1 : keys.front().id + 1;
+  keys.insert(keys.begin(), new_task_token_key(id));
+  if (keys.size() > kKeysKept) keys.resize(kKeysKept);
+  return keys;
 }
 
 Result<std::vector<TaskTokenKey>> load_task_token_keys(SqliteDb& db, bool rotate) {
@@ -87,19 +93,17 @@ Result<std::vector<TaskTokenKey>> load_task_token_keys(SqliteDb& db, bool rotate
     if (!row) return row.status();
     std::vector<TaskTokenKey> keys;
     if (*row) {
-      Result<std::vector<TaskTokenKey>> stored = parse_keys(read->column_text(0), db.path());
+      Result<std::vector<TaskTokenKey>> stored = parse_task_token_keys(read->column_text(0), db.path());
       if (!stored) return stored.status();
       keys = std::move(*stored);
     }
     if (!keys.empty() && !rotate) return keys;
-    const uint32_t id = keys.empty() ? 1 : keys.front().id + 1;
-    keys.insert(keys.begin(), new_task_token_key(id));
-    if (keys.size() > kKeysKept) keys.resize(kKeysKept);
+    keys = with_new_task_token_key(std::move(keys));
     Result<Statement> write = db.prepare(
         "INSERT INTO reprise_meta (key, value) VALUES ('task_token_keys', ?1) "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
     if (!write) return write.status();
-    REPRISE_RETURN_IF_ERROR(write->bind(1, format_keys(keys)).run());
+    REPRISE_RETURN_IF_ERROR(write->bind(1, format_task_token_keys(keys)).run());
     return keys;
   }();
   if (!result) {

@@ -24,6 +24,14 @@ struct TaskTokenKey {
 // A key with `id` and a secret from OpenSSL's CSPRNG.
 TaskTokenKey new_task_token_key(uint32_t id);
 
+// `keys` (newest first) with a new first key, keeping only the one before it.
+std::vector<TaskTokenKey> with_new_task_token_key(std::vector<TaskTokenKey> keys);
+
+// How reprise_meta holds them: "id:hex,id:hex", newest first. Parsing
+// answers DATA_LOSS naming `database` for anything else.
+std::string format_task_token_keys(const std::vector<TaskTokenKey>& keys);
+Result<std::vector<TaskTokenKey>> parse_task_token_keys(const std::string& text, const std::string& database);
+
 // The database's keys, newest first. The first open makes one; `rotate`
 // adds a new first key and keeps only the one before it, so a token signed
 // before the rotation still verifies and one from two rotations ago does

@@ -10,6 +10,7 @@
 #include "damage.hpp"
 #include "engine/store/file_check.hpp"
 #include "engine/store/schema.hpp"
+#include "engine/store/sqlite_store.hpp"
 
 namespace reprise::engine {
 namespace {

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "engine/store/sqlite_store.hpp"
+#include "engine/store/store.hpp"
 #include "store_test_util.hpp"
 
 namespace reprise::engine::testing {
@@ -24,7 +24,7 @@ inline void record_ack(const std::string& line, std::map<std::string, int64_t>& 
   }
 }
 
-inline void expect_whole_steps(SqliteStore& store, int executions, const std::map<std::string, int64_t>& acked) {
+inline void expect_whole_steps(Store& store, int executions, const std::map<std::string, int64_t>& acked) {
   auto tasks = store.load_tasks(0, 1'000'000);
   ASSERT_TRUE(tasks.is_ok()) << tasks.status().to_string();
   auto timers = store.due_timers(from_unix_nanos(INT64_MAX), 1'000'000);

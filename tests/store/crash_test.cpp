@@ -8,12 +8,12 @@
 
 #include "child_process.hpp"
 #include "crash_invariants.hpp"
+#include "store_under_test.hpp"
 
 namespace reprise::engine {
 namespace {
 
 using testing::ChildProcess;
-using testing::TempDir;
 
 constexpr int kThreads = 4;
 constexpr int kExecutions = 16;
@@ -48,18 +48,35 @@ CrashRun run_writer(const std::string& db, int kill_after_acks, std::vector<std:
 }
 
 void reopen_and_check(const std::string& db, const std::map<std::string, int64_t>& acked) {
-  auto store = SqliteStore::open(db, StoreOptions{.quick_check = true});
+  auto store = testing::open_any_store(db, StoreOptions{.quick_check = true});
   ASSERT_TRUE(store.is_ok()) << store.status().to_string();
   testing::expect_whole_steps(**store, kExecutions, acked);
 }
 
-TEST(StoreCrash, RandomKillsLoseNothingAcknowledged) {
+// Each test runs on both stores: a SQLite file, and a database of the test
+// process's PostgreSQL (the writer process is killed, not PostgreSQL).
+class StoreCrash : public testing::StoreFixture {
+ protected:
+  // A database for one round: a new file, or a new PostgreSQL database.
+  std::string fresh_database(const std::string& name) {
+    if (GetParam() == testing::StoreKind::kSqlite) return dir_.file(name);
+    return testing::TestPostgres::get()->new_database();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(BothStores, StoreCrash,
+                         ::testing::Values(testing::StoreKind::kSqlite, testing::StoreKind::kPostgres),
+                         testing::store_kind_name);
+
+TEST_P(StoreCrash, RandomKillsLoseNothingAcknowledged) {
   ASSERT_FALSE(testing::store_child_path().empty()) << "REPRISE_STORE_CHILD is not set";
   std::mt19937 rng(20261202);
   std::uniform_int_distribution<int> kill_point(1, kExecutions * kSteps - 1);
-  for (int round = 0; round < 24; ++round) {
-    TempDir dir;
-    const std::string db = dir.file("crash.db");
+  // PostgreSQL's rounds cost more (a database each, commits over a socket):
+  // fewer of them keep the suite's time.
+  const int rounds = GetParam() == testing::StoreKind::kSqlite ? 24 : 8;
+  for (int round = 0; round < rounds; ++round) {
+    const std::string db = fresh_database("crash-" + std::to_string(round) + ".db");
     const int kill_after = kill_point(rng);
     SCOPED_TRACE("round " + std::to_string(round) + ", killed after " + std::to_string(kill_after) + " acks");
     CrashRun run = run_writer(db, kill_after, {});
@@ -70,7 +87,7 @@ TEST(StoreCrash, RandomKillsLoseNothingAcknowledged) {
 
 // Transitions in the file: each is one step of one execution.
 int64_t steps_in_file(const std::string& db) {
-  auto store = SqliteStore::open(db);
+  auto store = testing::open_any_store(db);
   EXPECT_TRUE(store.is_ok()) << store.status().to_string();
   if (!store.is_ok()) return -1;
   int64_t steps = 0;
@@ -81,11 +98,10 @@ int64_t steps_in_file(const std::string& db) {
   return steps;
 }
 
-TEST(StoreCrash, KillsAtExactFaultPoints) {
+TEST_P(StoreCrash, KillsAtExactFaultPoints) {
   for (const char* point : {"before-commit", "after-commit"}) {
     for (int batch : {1, 2, 7, 40, 150}) {
-      TempDir dir;
-      const std::string db = dir.file("fault.db");
+      const std::string db = fresh_database(std::string("fault-") + point + std::to_string(batch) + ".db");
       SCOPED_TRACE(std::string(point) + " of batch " + std::to_string(batch));
       CrashRun run = run_writer(db, 0, {point, std::to_string(batch)});
       ASSERT_TRUE(WIFSIGNALED(run.status));
@@ -103,14 +119,13 @@ TEST(StoreCrash, KillsAtExactFaultPoints) {
   }
 }
 
-TEST(StoreCrash, WritingResumesAfterACrash) {
-  TempDir dir;
-  const std::string db = dir.file("resume.db");
+TEST_P(StoreCrash, WritingResumesAfterACrash) {
+  const std::string& db = db_;
   CrashRun first = run_writer(db, 300, {});
   ASSERT_TRUE(WIFSIGNALED(first.status));
   std::map<std::string, int64_t> resumed;
   {
-    auto store = SqliteStore::open(db);
+    auto store = testing::open_any_store(db);
     ASSERT_TRUE(store.is_ok());
     // What survived is what the writer acknowledged, or more, and whole.
     testing::expect_whole_steps(**store, kExecutions, first.acked);
@@ -126,7 +141,7 @@ TEST(StoreCrash, WritingResumesAfterACrash) {
       resumed[task.execution.workflow_id] = rec->version + 1;
     }
   }
-  auto store = SqliteStore::open(db);
+  auto store = testing::open_any_store(db);
   ASSERT_TRUE(store.is_ok());
   testing::expect_whole_steps(**store, kExecutions, resumed);
   for (const auto& [workflow_id, step] : resumed) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "crash_invariants.hpp"
+#include "engine/store/sqlite_store.hpp"
 #include "power_loss_vfs.hpp"
 #include "tests/test_seed.hpp"
 

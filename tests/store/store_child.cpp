@@ -2,6 +2,7 @@
 // kill at a random moment or at an exact fault point, or starve of disk.
 //
 //   store_child write DB THREADS EXECUTIONS STEPS [before-commit|after-commit N]
+//     (DB: a SQLite file, or a postgresql:// URL)
 //     commits STEPS steps of each execution from THREADS threads, printing
 //     "ack WORKFLOW_ID STEP" after each acknowledged commit; with a fault
 //     point it SIGKILLs itself at the N-th batch reaching that point.
@@ -21,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/store/sqlite_store.hpp"
+#include "any_store.hpp"
 #include "store_test_util.hpp"
 
 using namespace reprise;
@@ -30,7 +31,7 @@ using namespace reprise::engine;
 namespace {
 
 std::mutex out_mu;
-std::atomic<SqliteStore*> opened{nullptr};  // the store of `write`, for its fault hook
+std::atomic<Store*> opened{nullptr};  // the store of `write`, for its fault hook
 
 void say(const std::string& line) {
   std::lock_guard lock(out_mu);
@@ -38,7 +39,7 @@ void say(const std::string& line) {
   std::fflush(stdout);
 }
 
-int run_writers(SqliteStore& store, int threads, int executions, int steps, size_t padding) {
+int run_writers(Store& store, int threads, int executions, int steps, size_t padding) {
   std::atomic<bool> failed{false};
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
@@ -85,13 +86,13 @@ int main(int argc, char** argv) {
         if (p == point && ++*seen == at) {
           // The transitions of the batches before this one, so the test can
           // tell whether this batch is in the file.
-          say("fault-point committed " + std::to_string(opened.load()->writer_stats().transitions));
+          say("fault-point committed " + std::to_string(testing::writer_stats_of(*opened.load()).transitions));
           ::raise(SIGKILL);
         }
         return Status::ok();
       };
     }
-    auto store = SqliteStore::open(db, options);
+    auto store = testing::open_any_store(db, options);
     if (!store) {
       say("error " + store.status().to_string());
       return 1;

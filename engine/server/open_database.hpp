@@ -1,0 +1,16 @@
+// The server's database: a postgresql:// URL opens the PostgreSQL store, any
+// other --db a SQLite file. Logs what opening found (a new database, the
+// quick_check's time, PostgreSQL's durability settings). Thread rule: main
+// thread, before the server starts.
+#pragma once
+
+#include <memory>
+
+#include "engine/server/server_flags.hpp"
+#include "engine/store/store.hpp"
+
+namespace reprise::engine {
+
+Result<std::unique_ptr<Store>> open_database(ServerFlags& flags);
+
+}  // namespace reprise::engine

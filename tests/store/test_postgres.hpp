@@ -1,0 +1,183 @@
+// A PostgreSQL of the test process's own: initdb into a temporary directory
+// and `postgres` on a free loopback port, started at the first use and
+// stopped when the process exits; each test asks for a fresh database.
+// PostgreSQL refuses to run as root, so as root it runs as the `postgres`
+// system user the Debian package creates (setpriv). Missing PostgreSQL:
+// tests skip, except under CI=true, where they fail (./run installs it).
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/store/postgres/pg_connection.hpp"
+
+extern char** environ;
+
+namespace reprise::engine::testing {
+
+class TestPostgres {
+ public:
+  // The process's PostgreSQL, started on first use; null (and `why`) when it
+  // cannot be.
+  static TestPostgres* get(std::string* why = nullptr) {
+    static std::once_flag once;
+    static std::unique_ptr<TestPostgres> instance;
+    static std::string failure;
+    std::call_once(once, [] {
+      auto pg = std::unique_ptr<TestPostgres>(new TestPostgres());
+      failure = pg->start();
+      if (failure.empty()) {
+        instance = std::move(pg);
+        std::atexit([] { instance.reset(); });
+      }
+    });
+    if (why != nullptr) *why = failure;
+    return instance.get();
+  }
+
+  // Whether a missing PostgreSQL fails the test rather than skipping it.
+  static bool required() {
+    const char* ci = std::getenv("CI");
+    return ci != nullptr && std::string(ci) == "true";
+  }
+
+  // A new, empty database's URL.
+  std::string new_database() {
+    static std::atomic<int> counter{0};
+    const std::string name = "t" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    auto admin = PgConnection::connect(url("postgres"));
+    if (!admin) return "";
+    if (!(*admin)->exec("CREATE DATABASE " + name).is_ok()) return "";
+    return url(name);
+  }
+
+  std::string url(const std::string& database) const {
+    return "postgresql://postgres@127.0.0.1:" + std::to_string(port_) + "/" + database;
+  }
+
+  ~TestPostgres() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGQUIT);  // immediate shutdown: the data goes with the directory
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+    }
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+
+ private:
+  TestPostgres() = default;
+
+  static std::string bin_dir() {
+    for (const char* dir : {"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"}) {
+      if (std::filesystem::exists(std::string(dir) + "/postgres")) return dir;
+    }
+    return "";
+  }
+
+  static int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    int port = 0;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port = ntohs(addr.sin_port);
+    }
+    ::close(fd);
+    return port;
+  }
+
+  // Runs `args` as the user PostgreSQL runs as; with wait, its exit status.
+  pid_t spawn(std::vector<std::string> args, const std::string& log) {
+    if (::geteuid() == 0) {
+      args.insert(args.begin(), {"/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"});
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    pid_t pid = 0;
+    const int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return rc == 0 ? pid : -1;
+  }
+
+  std::string start() {
+    const std::string bin = bin_dir();
+    if (bin.empty()) return "PostgreSQL is not installed (postgresql-15: ./run installs it)";
+    if (::geteuid() == 0 && ::getpwnam("postgres") == nullptr) return "no 'postgres' user to run PostgreSQL as";
+    std::string tmpl = (std::filesystem::temp_directory_path() / "reprise-pg-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) return "cannot make a temporary directory";
+    dir_ = tmpl;
+    const std::string data = dir_ + "/data", log = dir_ + "/log";
+    if (::geteuid() == 0) {
+      const passwd* pw = ::getpwnam("postgres");
+      if (::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) return "cannot hand " + dir_ + " to postgres";
+    }
+    pid_t init = spawn(
+        {bin + "/initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "--encoding=UTF8", "--locale=C"},
+        log);
+    int status = 0;
+    if (init < 0 || ::waitpid(init, &status, 0) != init || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      return "initdb failed (see " + log + ")";
+    }
+    port_ = free_port();
+    pid_ = spawn({bin + "/postgres", "-D", data, "-p", std::to_string(port_), "-c", "listen_addresses=127.0.0.1", "-c",
+                  "unix_socket_directories=" + dir_, "-c", "max_connections=200"},
+                 log);
+    if (pid_ < 0) return "cannot start postgres";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (PgConnection::connect(url("postgres")).is_ok()) return "";
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return "postgres exited at start (see " + log + ")";
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return "postgres did not accept connections within 30 s (see " + log + ")";
+  }
+
+  std::string dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace reprise::engine::testing
+
+// In a test body: the URL of a fresh database, or skip (fail under CI).
+#define REPRISE_POSTGRES_DATABASE(url_var)                                        \
+  std::string url_var;                                                            \
+  {                                                                               \
+    std::string why_;                                                             \
+    auto* pg_ = ::reprise::engine::testing::TestPostgres::get(&why_);             \
+    if (pg_ == nullptr && ::reprise::engine::testing::TestPostgres::required()) { \
+      FAIL() << "PostgreSQL is required under CI: " << why_;                      \
+    }                                                                             \
+    if (pg_ == nullptr) GTEST_SKIP() << "no PostgreSQL: " << why_;                \
+    url_var = pg_->new_database();                                                \
+    ASSERT_FALSE(url_var.empty()) << "CREATE DATABASE failed";                    \
+  }
