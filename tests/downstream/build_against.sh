@@ -48,6 +48,7 @@ for header in "$prefix"/include/reprise/*.hpp; do
 done >"$scratch/all_headers.cpp"
 cflags=$(PKG_CONFIG_PATH="$pc_dir" PKG_CONFIG_SYSROOT_DIR="$root" pkg-config --cflags reprise-testing reprise-embedded)
 for compiler in g++ clang++-14 clang++-19; do
+  command -v "$compiler" >/dev/null || { echo "$compiler is not installed (./run's PACKAGES has it)"; exit 1; }
   # shellcheck disable=SC2086  # one word per flag
   "$compiler" -std=c++20 -Wall -Wextra -Werror -fsyntax-only $cflags "$scratch/all_headers.cpp" ||
     { echo "the public headers do not compile with $compiler"; exit 1; }
