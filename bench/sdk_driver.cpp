@@ -12,6 +12,10 @@
 //       brings the first workflow task). --metrics adds a second server
 //       process with --metrics-listen (mode remote-metrics), interleaved with
 //       the first, and scrapes its /metrics once at the end.
+//       REPRISE_BENCH_POSTGRES=postgresql://... (an empty database) adds a
+//       server on PostgreSQL (mode remote-postgres), and
+//       REPRISE_BENCH_POSTGRES_SAVEPOINTS (another) one whose group commit
+//       takes a savepoint per transition (remote-pg-savepoints).
 //   sdk_driver --server PATH/reprise-server parked [--count 10000]
 //              [--style stackless|stackful] [--stack-kib 64] [--no-guard]
 //       memory per cached parked workflow: `count` workflows waiting on a
@@ -86,10 +90,12 @@ inline constexpr WorkflowDef<&park_stackful> park_stackful_wf{"park_stackful"};
 
 std::unique_ptr<engine::testing::ChildProcess> start_server(const std::string& binary, const std::string& db,
                                                             std::string& address, bool metrics = false,
-                                                            std::string* metrics_address = nullptr) {
+                                                            std::string* metrics_address = nullptr,
+                                                            const std::vector<std::string>& extra_flags = {}) {
   std::vector<std::string> args{binary, "--db",        db,    "--listen", "127.0.0.1:0", "--poll-timeout-ms",
                                 "2000", "--log-level", "warn"};
   if (metrics) args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0"});
+  args.insert(args.end(), extra_flags.begin(), extra_flags.end());
   auto p = std::make_unique<engine::testing::ChildProcess>(args);
   std::string line;
   std::smatch m;
@@ -191,6 +197,21 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
     metrics_server =
         start_server(server_binary, dir.file("metrics.db"), metrics_server_address, true, &metrics_address);
     connections["remote-metrics"] = Connection::remote(metrics_server_address);
+  }
+  // REPRISE_BENCH_POSTGRES=postgresql://... (an empty database): one more
+  // server on it, mode remote-postgres; REPRISE_BENCH_POSTGRES_SAVEPOINTS (a
+  // second empty database): one whose group commit takes a savepoint per
+  // transition (--postgres-commit-shape savepoints), mode remote-pg-savepoints.
+  std::vector<std::unique_ptr<engine::testing::ChildProcess>> postgres_servers;
+  for (auto [variable, mode, shape] :
+       {std::tuple{"REPRISE_BENCH_POSTGRES", "remote-postgres", "pipelined"},
+        std::tuple{"REPRISE_BENCH_POSTGRES_SAVEPOINTS", "remote-pg-savepoints", "savepoints"}}) {
+    const char* url = std::getenv(variable);
+    if (url == nullptr) continue;
+    std::string pg_address;
+    postgres_servers.push_back(
+        start_server(server_binary, url, pg_address, false, nullptr, {"--postgres-commit-shape", shape}));
+    connections[mode] = Connection::remote(pg_address);
   }
   std::map<std::string, std::unique_ptr<Worker>> workers;
   for (auto& [mode, connection] : connections) {
