@@ -84,6 +84,12 @@ Status create_database(const std::string& path) {
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, StoreOptions options) {
   REPRISE_RETURN_IF_ERROR(check_path(path));
+  DatabaseLock lock;  // taken before anything reads or creates the file
+  if (options.lock_file) {
+    Result<DatabaseLock> acquired = DatabaseLock::acquire(path);
+    if (!acquired) return acquired.status();
+    lock = std::move(*acquired);
+  }
   const Clock& clock = options.clock != nullptr ? *options.clock : SystemClock::instance();
 
   OpenReport report;
@@ -162,9 +168,11 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
                                                options.wait_when_full, std::move(options.on_write_stall),
                                                options.writer_thread, checkpointer.get());
   auto blobs = std::make_unique<SqliteBlobStore>(*tw, *pool, clock, options.blobs);
-  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(*vfs), path, report, std::move(commits),
-                                                      std::move(checkpointer), std::move(pool), std::move(tw),
-                                                      std::move(blobs), std::move(*token_keys)));
+  auto store = std::unique_ptr<SqliteStore>(new SqliteStore(std::move(*vfs), path, report, std::move(commits),
+                                                            std::move(checkpointer), std::move(pool), std::move(tw),
+                                                            std::move(blobs), std::move(*token_keys)));
+  store->lock_ = std::move(lock);
+  return store;
 }
 
 SqliteStore::SqliteStore(std::unique_ptr<SyncCountingVfs> vfs, std::string path, OpenReport report,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/store/database_lock.hpp"
 #include "engine/store/read_pool.hpp"
 #include "engine/store/sqlite_blob_store.hpp"
 #include "engine/store/sqlite_db.hpp"
@@ -60,6 +61,10 @@ struct StoreOptions {
   // Sign new task tokens with a new key (the one before it still verifies;
   // task_token_keys.hpp).
   bool rotate_task_token_key = false;
+  // Refuse a file another store has open, in any process (database_lock.hpp).
+  // Off only in the simulator, which abandons a crashed store undestroyed and
+  // opens the file again.
+  bool lock_file = true;
 };
 
 // What opening the file found, for the server's log.
@@ -123,7 +128,8 @@ class SqliteStore final : public Store {
               std::unique_ptr<ReadPool> readers, std::unique_ptr<TransitionWriter> writer,
               std::unique_ptr<SqliteBlobStore> blobs, std::vector<TaskTokenKey> task_token_keys);
 
-  std::unique_ptr<SyncCountingVfs> vfs_;  // first: outlives every connection opened through it
+  DatabaseLock lock_;                     // first: released once every connection is closed
+  std::unique_ptr<SyncCountingVfs> vfs_;  // outlives every connection opened through it
   std::string path_;
   OpenReport report_;
   std::unique_ptr<std::atomic<int64_t>> commits_;  // outlives the connections that count into it

@@ -43,6 +43,7 @@ class Server {
     options.quick_check = false;
     options.clock = &clock_;
     options.writer_thread = false;
+    options.lock_file = false;  // the crashed store is abandoned, still holding the file
     options.fault_hook = [this](FaultPoint point) { return at_fault_point(point); };
     auto store = engine::SqliteStore::open(path_, options);
     if (!store) {
