@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>

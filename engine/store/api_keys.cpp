@@ -44,12 +44,24 @@ Status validate_roles(const std::vector<std::string>& roles) {
   return Status::ok();
 }
 
+namespace {
+
+bool name_character(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; }
+
+}  // namespace
+
+Status validate_key_name(const std::string& name) {
+  if (name.empty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), name_character)) {
+    return Status::invalid_argument("an API key's name has 1 to 64 letters, digits, '.', '_' and '-', not '" + name +
+                                    "'");
+  }
+  return Status::ok();
+}
+
 Status validate_key_namespaces(const std::vector<std::string>& namespaces) {
   if (namespaces.empty()) return Status::invalid_argument("an API key needs at least one namespace, or '*' for all");
   for (const std::string& ns : namespaces) {
-    const bool ok = ns == "*" || (!ns.empty() && ns.size() <= 64 && std::all_of(ns.begin(), ns.end(), [](char c) {
-                      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-                    }));
+    const bool ok = ns == "*" || (!ns.empty() && ns.size() <= 64 && std::all_of(ns.begin(), ns.end(), name_character));
     if (!ok) return Status::invalid_argument("'" + ns + "' is not a namespace name, nor '*' for every namespace");
   }
   return Status::ok();

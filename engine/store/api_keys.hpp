@@ -27,6 +27,8 @@ inline constexpr const char* kRoleNames[] = {"worker", "client", "reader", "admi
 // INVALID_ARGUMENT naming a role that is not one of kRoleNames, or a
 // namespace that is neither a namespace name nor "*" (every namespace).
 Status validate_roles(const std::vector<std::string>& roles);
+// A key's name: 1 to 64 letters, digits, '.', '_' and '-'.
+Status validate_key_name(const std::string& name);
 Status validate_key_namespaces(const std::vector<std::string>& namespaces);
 
 // A new secret from OpenSSL's CSPRNG: "rpk_" and 64 hex digits.

@@ -64,6 +64,9 @@ TEST(CliApiKeys, KeysAreMadeListedAndRevokedOnTheFileAndSentWithApiKey) {
   EXPECT_NE(o.out.find("an API key named 'dash' exists already"), std::string::npos) << o.out;
   o = run_command(reprise_cli() + " admin key create --db " + db + " --name bad --role owner --namespace x");
   EXPECT_EQ(o.status, 2) << "an unknown role is a bad command line: " << o.out;
+  o = run_command(reprise_cli() + " admin key create --db " + db + " --name 'a b' --role reader --namespace x");
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("an API key's name has 1 to 64 letters"), std::string::npos) << o.out;
 
   Server server(db);
   o = cli(server.address(), "workflow list");

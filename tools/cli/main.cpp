@@ -500,14 +500,17 @@ nlohmann::json namespace_json(const v1::NamespaceInfo& info) {
   return out;
 }
 
+// "30d", "90s", or "forever" for 0.
+std::string retention_text(const google::protobuf::Duration& retention) {
+  const int64_t seconds = retention.seconds();
+  if (seconds == 0) return "forever";
+  return seconds % 86400 == 0 ? std::to_string(seconds / 86400) + "d" : std::to_string(seconds) + "s";
+}
+
 void print_namespace(const v1::NamespaceInfo& info) {
-  const int64_t days = info.effective_retention().seconds() / 86400,
-                rest = info.effective_retention().seconds() % 86400;
-  const std::string retention = info.effective_retention().seconds() == 0 ? "forever"
-                                : rest == 0                               ? std::to_string(days) + "d"
-                                            : std::to_string(info.effective_retention().seconds()) + "s";
   std::printf("namespace   %s\ndescription %s\nretention   %s%s\n", info.name().c_str(), info.description().c_str(),
-              retention.c_str(), info.has_retention() ? "" : " (the server's default)");
+              retention_text(info.effective_retention()).c_str(),
+              info.has_retention() ? "" : " (the server's default)");
 }
 
 int namespace_create(Context& ctx, const Flags& flags) {
@@ -546,7 +549,8 @@ int namespace_list(Context& ctx, const Flags&) {
   }
   std::printf("%-24s %-14s %s\n", "NAMESPACE", "RETENTION", "DESCRIPTION");
   for (const auto& info : listed.namespaces()) {
-    const std::string retention = info.has_retention() ? std::to_string(info.retention().seconds()) + "s" : "default";
+    const std::string retention =
+        retention_text(info.effective_retention()) + (info.has_retention() ? "" : " (server)");
     std::printf("%-24s %-14s %s\n", info.name().c_str(), retention.c_str(), info.description().c_str());
   }
   return 0;
@@ -595,6 +599,7 @@ std::string joined(const std::vector<std::string>& items) {
 }
 
 int admin_key_create(Context& ctx, const Flags& flags) {
+  if (Status s = engine::validate_key_name(flags.name); !s) return fail_with(ctx, s);
   if (Status s = engine::validate_roles(flags.roles); !s) return fail_with(ctx, s);
   if (Status s = engine::validate_key_namespaces(flags.key_namespaces); !s) return fail_with(ctx, s);
   Result<std::unique_ptr<engine::SqliteDb>> db = engine::open_key_database(flags.db);
