@@ -81,7 +81,9 @@ Engine::Engine(Store& store, EngineOptions options)
       random_(options_.random_seed != 0 ? options_.random_seed : std::random_device()()),
       query_epoch_(
           (options_.random_seed != 0 ? random_() : uint64_t{std::random_device()()} << 32 | std::random_device()()) |
-          1) {}
+          1) {
+  next_start_id_ = query_epoch_;
+}
 
 Engine::~Engine() { shutdown(); }
 
@@ -143,21 +145,49 @@ Status Engine::execution_busy(const ExecutionKey& key) const {
                       " requests waiting already, its limit (--max-waiting-per-execution); retry later");
 }
 
+Result<MutableState> Engine::load_state(const ExecutionRecord& record, Unreadable unreadable,
+                                        std::optional<HeldStarts::Entry>& held) {
+  const ExecutionKey& key = record.key;
+  held = held_starts_.find(key);
+  if (held && held->change.version != record.version) {
+    // Cannot happen while every write of the run goes through its
+    // serialized transitions, which commit what is held; if it did, the
+    // hand-outs are forgotten and their tasks offered again.
+    log::error("held task starts no longer fit the stored run; dropped",
+               {{"workflow_id", key.workflow_id},
+                {"run_id", key.run_id},
+                {"held_version", std::to_string(held->change.version)},
+                {"stored_version", std::to_string(record.version)}});
+    held_starts_.erase(key);
+    for (TaskRecord& task : held->taken) matching_.add(std::move(task));
+    held.reset();
+  }
+  if (held) return MutableState::resume(record, held->change, clock_.now(), options_.config);
+  Result<MutableState> loaded = MutableState::load(record, clock_.now(), options_.config);
+  if (!loaded && loaded.status().code() == StatusCode::kDataLoss && unreadable == Unreadable::kSalvage) {
+    log::error("execution state does not parse; salvaged to be terminated",
+               {{"workflow_id", key.workflow_id}, {"run_id", key.run_id}, {"error", loaded.status().to_string()}});
+    return MutableState::salvage(record, clock_.now(), options_.config);
+  }
+  return loaded;
+}
+
 void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval extra, StatusThen then,
-                            Unreadable unreadable, Origin origin) {
+                            Unreadable unreadable, Origin origin, Hold hold, std::optional<TaskRecord> taken) {
   OperationRef in_flight = begin_op();
   if (!in_flight) {
     then(Status::unavailable("the server is shutting down"));
     return;
   }
-  auto step = [this, key, op = std::move(op), extra = std::move(extra), then, unreadable,
-               in_flight](ExecutionSerializer::Done done) {
+  auto step = [this, key, op = std::move(op), extra = std::move(extra), then, unreadable, in_flight, hold,
+               taken = std::move(taken)](ExecutionSerializer::Done done) mutable {
     auto answer = [then, done, in_flight](Status s) {
       then(std::move(s));
       done();
     };
     Result<ExecutionRecord> record = store_.get_execution(key);
     if (!record) {
+      if (record.status().code() == StatusCode::kNotFound) held_starts_.erase(key);  // its rows went with it
       if (record.status().code() == StatusCode::kNotFound && extra) {
         // The execution is gone; still drop the task or timer row that led here.
         Transition cleanup;
@@ -168,18 +198,11 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
       answer(record.status());
       return;
     }
-    Result<MutableState> loaded = MutableState::load(*record, clock_.now(), options_.config);
-    std::shared_ptr<MutableState> ms;
-    if (loaded) {
-      ms = std::make_shared<MutableState>(std::move(loaded).value());
-    } else if (loaded.status().code() == StatusCode::kDataLoss && unreadable == Unreadable::kSalvage) {
-      log::error("execution state does not parse; salvaged to be terminated",
-                 {{"workflow_id", key.workflow_id}, {"run_id", key.run_id}, {"error", loaded.status().to_string()}});
-      ms = std::make_shared<MutableState>(MutableState::salvage(*record, clock_.now(), options_.config));
-    } else {
-      answer(loaded.status());
-      return;
-    }
+    std::optional<HeldStarts::Entry> held;
+    Result<MutableState> loaded = load_state(*record, unreadable, held);
+    if (!loaded) return answer(loaded.status());
+    auto ms = std::make_shared<MutableState>(std::move(loaded).value());
+    ms->set_start_id_source([this] { return next_start_id_.fetch_add(1); });
     ms->set_run_id_source([this] { return new_run_id(); });
     ms->set_started_event_source([this, key]() -> Result<v1::WorkflowExecutionStartedEventAttributes> {
       v1::History first;
@@ -196,7 +219,11 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
       return;
     }
     if (ms->unchanged()) return answer(Status::ok());
-    if (ms->found_stale() && extra) {
+    // A row found stale against a held start is dropped only with that
+    // start committed: dropped alone, a crash would lose the start and
+    // leave the task without the row (a sticky task's fallback timer, a
+    // schedule-to-start timeout) that was to take care of it.
+    if (ms->found_stale() && extra && !held) {
       // Only the row that led here goes; the execution is not rewritten.
       Transition drop;
       extra(drop);
@@ -209,6 +236,10 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
       });
       return;
     }
+    if (hold == Hold::kStarts && options_.max_held_start.count() > 0 && ms->only_started_tasks()) {
+      hold_started(std::move(*ms), std::move(held), extra, std::move(taken));
+      return answer(Status::ok());
+    }
     thread_local history::EventBatchCodec codec;
     Result<Transition> t = ms->finish(codec);
     if (!t) {
@@ -216,8 +247,15 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
       return;
     }
     if (extra) extra(*t);
-    commit(std::move(*t), [this, ms, answer](Result<CommitResult> r) {
-      if (!r) return answer(r.status());
+    if (held) {
+      for (const TaskRecord& task : held->taken) {
+        if (task.task_id > 0) t->remove_tasks.push_back(task.task_id);
+      }
+    }
+    const bool commits_held = held.has_value();
+    commit(std::move(*t), [this, ms, answer, key, commits_held](Result<CommitResult> r) {
+      if (!r) return answer(r.status());  // what is held stays held
+      if (commits_held) held_starts_.erase(key);
       add_sticky_tasks(*ms);
       if (ms->became_closed()) {
         log::info("workflow closed", {{"workflow_id", ms->key().workflow_id},
@@ -230,6 +268,45 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
   const size_t max_waiting =
       origin == Origin::kRequest ? options_.max_waiting_per_execution : ExecutionSerializer::kUnbounded;
   if (!serializer_.run(key, std::move(step), max_waiting)) then(execution_busy(key));
+}
+
+void Engine::hold_started(MutableState&& ms, std::optional<HeldStarts::Entry> held, RowRemoval& extra,
+                          std::optional<TaskRecord> taken) {
+  const ExecutionKey key = ms.key();
+  HeldStarts::Entry entry;
+  if (held) entry = std::move(*held);
+  entry.flushing = false;
+  // The rows removed on commit: the task this op started (extra() says
+  // whether it has one; a memory-only sticky task has none).
+  Transition rows;
+  if (extra) extra(rows);
+  if (taken && !rows.remove_tasks.empty()) entry.taken.push_back(std::move(*taken));
+  entry.change = std::move(ms).hold();
+  TimePoint due = clock_.now() + options_.max_held_start;
+  if (held) due = std::min(due, held->due);
+  for (const TimerRecord& timer : entry.change.timers) due = std::min(due, timer.fire_at);
+  entry.due = due;
+  held_starts_.put(key, std::move(entry));
+  // The timer loop looks at least every second; a start due sooner wakes it.
+  if (due - clock_.now() < std::chrono::seconds(1)) check_timers();
+}
+
+void Engine::flush_held(const ExecutionKey& key) {
+  transition(
+      key,
+      [](MutableState& ms) -> Result<Done> {
+        // Committing what resume() brought back is the whole change.
+        if (!ms.resumed_held()) ms.change_nothing();
+        return Done{};
+      },
+      {},
+      [this, key](Result<Done> r) {
+        if (!r && r.status().code() != StatusCode::kUnavailable) {
+          log::warn("held task starts not committed; retried",
+                    {{"workflow_id", key.workflow_id}, {"run_id", key.run_id}, {"error", r.status().to_string()}});
+        }
+        held_starts_.flush_ended(key);
+      });
 }
 
 void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then) {
@@ -354,6 +431,10 @@ Result<Engine::LoadedExecution> Engine::load_execution(std::string namespace_id,
   LoadedExecution out{*key, std::move(record).value(), {}};
   if (!history::parse_stored(out.record.state, out.state)) {
     return Status::data_loss("state of execution " + key->to_string() + " does not parse");
+  }
+  // Tasks started in memory are started for describe too.
+  if (auto held = held_starts_.find(*key); held && held->change.version == out.record.version) {
+    out.state = std::move(held->change.state);
   }
   return out;
 }

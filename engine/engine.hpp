@@ -4,7 +4,9 @@
 // through a callback, so a caller (the gRPC adapter, the in-process
 // connection) never parks a thread: polls wait in Matching, history
 // long-polls wait in a watcher list, and commits wait in the store's group
-// commit. A reply is sent only after the transition it reports is committed.
+// commit. A reply is sent only after the transition it reports is committed,
+// except a poll's: the task's start is held in memory and committed with the
+// run's next transition (held_starts.hpp).
 //
 // Inside, each operation on an execution is one MutableState transition run
 // through the ExecutionSerializer (one in flight per execution) on a small
@@ -36,6 +38,7 @@
 #include "engine/execution/mutable_state.hpp"
 #include "engine/execution_serializer.hpp"
 #include "engine/executor.hpp"
+#include "engine/held_starts.hpp"
 #include "engine/matching/matching.hpp"
 #include "engine/namespace_registry.hpp"
 #include "engine/store/store.hpp"
@@ -136,6 +139,11 @@ struct EngineOptions {
   // Where the engine counts what it does (engine_metrics.hpp); nullptr
   // counts nothing. Outlives the engine.
   metrics::Registry* metrics = nullptr;
+  // A task a poller takes is started in memory (held_starts.hpp) and
+  // committed with the run's next transition, or on its own after at most
+  // this long (sooner when its start-to-close or heartbeat timeout is due).
+  // Zero commits every start before the task is handed out.
+  std::chrono::milliseconds max_held_start{2000};
 };
 
 // What one pass of the retention sweeper did.
@@ -229,6 +237,9 @@ class Engine {
   // calls it every retention_sweep_interval. One pass at a time.
   Result<RetentionPass> sweep_retention();
 
+  // Executions with task starts held in memory, not yet committed (a
+  // gauge; held_starts.hpp).
+  size_t held_starts() const { return held_starts_.size(); }
   // Tasks queued for workers and not yet handed out (time skipping waits
   // for none before it moves a ManualClock).
   size_t queued_tasks() const { return matching_.total_backlog(); }
@@ -262,14 +273,20 @@ class Engine {
   }
   enum class Unreadable { kFail, kSalvage };
   enum class Origin { kInternal, kRequest };
+  //   With kStarts, an op that only started tasks is held in memory
+  //   (held_starts.hpp) instead of committed, and `then` gets its outcome
+  //   at once; the rows `extra` removes go when the hold is committed.
+  enum class Hold { kNever, kStarts };
   using RowRemoval = std::function<void(Transition&)>;
   template <typename T>
   using Then = std::type_identity_t<std::function<void(Result<T>)>>;
   template <typename Op, typename T = typename std::invoke_result_t<Op&, MutableState&>::value_type>
   void transition(const ExecutionKey& key, Op op, RowRemoval extra, Then<T> then,
-                  Unreadable unreadable = Unreadable::kFail, Origin origin = Origin::kInternal) {
+                  Unreadable unreadable = Unreadable::kFail, Origin origin = Origin::kInternal,
+                  Hold hold = Hold::kNever, std::optional<TaskRecord> taken = std::nullopt) {
     auto [run, answer] = erase_outcome<T>(std::move(op), std::move(then));
-    run_transition(key, std::move(run), std::move(extra), std::move(answer), unreadable, origin);
+    run_transition(key, std::move(run), std::move(extra), std::move(answer), unreadable, origin, hold,
+                   std::move(taken));
   }
   // transition() on the run a client's request names; without a run id,
   // the current run, followed across continue-as-new.
@@ -298,8 +315,20 @@ class Engine {
     };
     return {std::move(run), std::move(answer)};
   }
+  // `taken`: with Hold::kStarts, the task the op starts, which goes back
+  // to matching if its held start is ever dropped uncommitted.
   void run_transition(const ExecutionKey& key, StatusOp op, RowRemoval extra, StatusThen then, Unreadable unreadable,
-                      Origin origin);
+                      Origin origin, Hold hold = Hold::kNever, std::optional<TaskRecord> taken = std::nullopt);
+  // The op's change on top of the stored record, and of the change held
+  // for it if there is one (nullptr: none, or one that no longer fits the
+  // record, which is dropped and its tasks handed back to matching).
+  Result<MutableState> load_state(const ExecutionRecord& record, Unreadable unreadable,
+                                  std::optional<HeldStarts::Entry>& held);
+  // Holds `ms`, whose op only started tasks, instead of committing it.
+  void hold_started(MutableState&& ms, std::optional<HeldStarts::Entry> held, RowRemoval& extra,
+                    std::optional<TaskRecord> taken);
+  // Commits the change held for `key`, if any (the timer loop, when due).
+  void flush_held(const ExecutionKey& key);
   void run_transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, StatusOp op,
                             StatusThen then, Unreadable unreadable, Origin origin, int hops);
   // Admits a request that will change an execution: false (and `reply`
@@ -573,6 +602,10 @@ class Engine {
   TaskRunner& upload_pool_;
   Matching matching_;
   ExecutionSerializer serializer_;
+  HeldStarts held_starts_;
+  // The next hand-out's start id: from a random start per process, so ids
+  // of different processes do not meet.
+  std::atomic<uint64_t> next_start_id_;
   RequestAdmission admission_;
   RequestAdmission query_admission_;  // queries waiting for an answer: a door of their own
   ClaimCheck claim_check_;

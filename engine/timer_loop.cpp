@@ -34,9 +34,19 @@ void Engine::check_timers() {
 
 Engine::TimerLook Engine::fire_due_timers() {
   TimerLook look;
-  Result<std::vector<TimerRecord>> due = store_.due_timers(clock_.now(), 256);
+  const TimePoint now = clock_.now();
+  // Task starts held in memory whose timeout (or hold limit) is due are
+  // committed first, so their timers are in the table for the next look.
+  const std::vector<ExecutionKey> held = held_starts_.take_due(now);
+  for (const ExecutionKey& key : held) flush_held(key);
+  Result<std::vector<TimerRecord>> due = store_.due_timers(now, 256);
   Result<std::optional<TimePoint>> next = store_.next_timer_time();
   if (next) look.next = *next;
+  if (std::optional<TimePoint> held_next = held_starts_.next_due();
+      held_next && (!look.next || *held_next < *look.next)) {
+    look.next = held_next;
+  }
+  look.launched = held.size();
   if (!due) return look;
   look.due_read = true;
   look.due = due->size();
@@ -47,7 +57,7 @@ Engine::TimerLook Engine::fire_due_timers() {
       if (timers_in_flight_.insert(t.timer_id).second) launch.push_back(std::move(t));
     }
   }
-  look.launched = launch.size();
+  look.launched += launch.size();
   metrics_.timers_due(static_cast<int64_t>(launch.size()));
   for (TimerRecord& t : launch) fire(std::move(t));
   return look;

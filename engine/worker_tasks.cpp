@@ -140,7 +140,8 @@ void Engine::poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response>
           Response& response = **started;
           if (Status s = fill(*task, payload, response); !s) return reply(s);
           reply(std::move(response));
-        });
+        },
+        Unreadable::kFail, Origin::kInternal, Hold::kStarts, *task);
   });
   if (spec.ticket) spec.ticket->on_cancel([this, id] { matching_.cancel(id); });
 }

@@ -145,6 +145,7 @@ void MutableState::start_attempt(int64_t scheduled_event_id, internal::ActivityI
                                  v1::PollActivityTaskResponse& response) {
   info.set_started(true);
   info.set_started_identity(identity);
+  info.set_start_id(next_start_id());
   set_time(info.mutable_started_time(), now_);
   info.clear_last_heartbeat_time();
 
@@ -166,6 +167,7 @@ void MutableState::start_attempt(int64_t scheduled_event_id, internal::ActivityI
   token.set_scheduled_event_id(scheduled_event_id);
   token.set_attempt(info.attempt());
   token.set_activity(true);
+  token.set_start_id(info.start_id());
   response.set_task_token(config_.task_tokens->encode(token));
   response.mutable_workflow_execution()->set_workflow_id(key_.workflow_id);
   response.mutable_workflow_execution()->set_run_id(key_.run_id);
@@ -190,6 +192,11 @@ Result<internal::ActivityInfo*> MutableState::activity_for_token(const internal:
   }
   if (it->second.attempt() != token.attempt() || !it->second.started()) {
     return Status::not_found(token_error("the activity attempt it names is no longer running"));
+  }
+  if (it->second.start_id() != token.start_id()) {
+    return Status::not_found(
+        token_error("the activity attempt it names was handed out again (the server restarted before its start was "
+                    "committed)"));
   }
   return &it->second;
 }

@@ -39,6 +39,33 @@ Result<MutableState> MutableState::load(const ExecutionRecord& record, TimePoint
   return MutableState(record.key, std::move(state), record.version, record.next_event_id, now, config);
 }
 
+MutableState MutableState::resume(const ExecutionRecord& record, const HeldChange& held, TimePoint now,
+                                  const EngineConfig& config) {
+  MutableState ms(record.key, held.state, record.version, record.next_event_id, now, config);
+  for (const v1::HistoryEvent& e : held.events) {
+    // The ids follow on from the record's; the times are the hand-out's.
+    *ms.builder_.append(e).mutable_event_time() = e.event_time();
+  }
+  ms.timers_ = held.timers;
+  ms.resumed_held_ = true;
+  return ms;
+}
+
+bool MutableState::only_started_tasks() const {
+  if (!tasks_.empty() || !sticky_tasks_.empty() || !eager_activities_.empty() || wake_pending_ || became_closed_ ||
+      stale_ || unchanged_ || claim_checks_ || continued_as_ || started_child_ || closed()) {
+    return false;
+  }
+  history::HistorySize size{state_.history_events(), state_.history_bytes()};
+  size.add(builder_.events());
+  for (const v1::HistoryEvent& e : state_.buffered_events()) size.add(e);
+  return history::check_limits(size, config_.history_limits) != history::LimitLevel::kFail;
+}
+
+HeldChange MutableState::hold() && {
+  return HeldChange{version_, std::move(state_), builder_.take(), std::move(timers_)};
+}
+
 MutableState MutableState::salvage(const ExecutionRecord& record, TimePoint now, const EngineConfig& config) {
   internal::ExecutionState state;
   state.set_status(v1::WORKFLOW_EXECUTION_STATUS_RUNNING);

@@ -88,8 +88,24 @@ using RunIdSource = std::function<std::string()>;
 // retry starts again with the same input.
 using StartedEventSource = std::function<Result<v1::WorkflowExecutionStartedEventAttributes>()>;
 
+// Makes the id of each task hand-out (TaskToken.start_id): unique across
+// server processes, so a token from before a restart never matches a task
+// handed out again after it.
+using StartIdSource = std::function<uint64_t()>;
+
 // Whether a task or timer still applied when it was taken or fired.
 enum class Applied { kYes, kStale };
+
+// A change kept in memory instead of committed: tasks handed to pollers
+// (engine/held_starts.hpp). The state after it and the events and timers it
+// added, on top of the stored record at `version`; the run's next
+// transition resumes from it and commits it along.
+struct HeldChange {
+  int64_t version = 0;  // of the stored record it applies to
+  internal::ExecutionState state;
+  std::vector<v1::HistoryEvent> events;
+  std::vector<TimerRecord> timers;
+};
 
 class MutableState {
  public:
@@ -101,6 +117,11 @@ class MutableState {
   // state that continues its history, enough for an operator to terminate
   // it. Nothing else may be done with it.
   static MutableState salvage(const ExecutionRecord& record, TimePoint now, const EngineConfig& config);
+  // An existing run with a held change on top of its store record (whose
+  // version `held` was made at): as if that change had been committed,
+  // except that this transition's finish() commits it.
+  static MutableState resume(const ExecutionRecord& record, const HeldChange& held, TimePoint now,
+                             const EngineConfig& config);
 
   // --- operations (one per transition) ---
 
@@ -113,6 +134,8 @@ class MutableState {
   // a run with a retry policy fails or times out.
   void set_run_id_source(RunIdSource source) { run_ids_ = std::move(source); }
   void set_started_event_source(StartedEventSource source) { started_event_ = std::move(source); }
+  // Ids for the hand-outs this transition starts; without one, 0.
+  void set_start_id_source(StartIdSource source) { start_ids_ = std::move(source); }
 
   // A poller took the workflow task row with `payload`. Fills the response's
   // token and ids (the caller adds the history).
@@ -219,6 +242,16 @@ class MutableState {
   bool unchanged() const { return unchanged_; }
   // The operation decides to change nothing (a request this run refuses).
   void change_nothing() { unchanged_ = true; }
+  // This transition resumed a held change (resume()).
+  bool resumed_held() const { return resumed_held_; }
+  // The operation only started tasks: besides the state, it added nothing
+  // but its own events and timers (no task rows, no other run, no close,
+  // nothing to wake the workflow, no blob references, within the history
+  // limits), so losing it in a crash loses nothing but the hand-out, and
+  // it may be held instead of committed.
+  bool only_started_tasks() const;
+  // The change to hold instead of finish(); the object is spent.
+  HeldChange hold() &&;
 
  private:
   MutableState(ExecutionKey key, internal::ExecutionState state, int64_t version, int64_t next_event_id, TimePoint now,
@@ -326,6 +359,7 @@ class MutableState {
   // its timeout timers and the task the worker runs, input aside.
   void start_attempt(int64_t scheduled_event_id, internal::ActivityInfo& info, const std::string& identity,
                      v1::PollActivityTaskResponse& response);
+  uint64_t next_start_id() { return start_ids_ ? start_ids_() : 0; }
   // The activities this completion schedules that its worker asked to run
   // itself: started once every command is applied, unless the run closed.
   std::vector<v1::PollActivityTaskResponse> start_eager_activities(const std::string& identity);
@@ -353,7 +387,9 @@ class MutableState {
   bool stale_ = false;
   bool unchanged_ = false;
   bool claim_checks_ = false;
+  bool resumed_held_ = false;
   RunIdSource run_ids_;
+  StartIdSource start_ids_;
   StartedEventSource started_event_;
   // The run this one continued as, created and committed with it.
   std::unique_ptr<MutableState> continued_as_;

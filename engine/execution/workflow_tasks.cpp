@@ -176,7 +176,15 @@ Result<Applied> MutableState::start_workflow_task(const internal::TaskPayload& p
   for (int round = 0; round < 2; ++round) a->set_history_size_bytes(before + history::event_bytes(*started));
   const history::HistorySize projected{events, a->history_size_bytes()};
   a->set_suggest_continue_as_new(history::check_limits(projected, config_.history_limits) != history::LimitLevel::kOk);
-  for (const auto& shown : wt->transient_events()) *response.mutable_history()->add_events() = shown;
+  // What the worker is shown beyond the written history: the started event
+  // (and a retry's scheduled one), which may be held uncommitted.
+  if (wt->transient()) {
+    for (const auto& shown : wt->transient_events()) *response.mutable_history()->add_events() = shown;
+  } else {
+    *response.mutable_history()->add_events() = *started;
+  }
+  const uint64_t start_id = next_start_id();
+  wt->set_start_id(start_id);
   wt->set_started_event_id(started_event_id);
   wt->set_started_identity(identity);
   set_time(wt->mutable_started_time(), now_);
@@ -194,6 +202,7 @@ Result<Applied> MutableState::start_workflow_task(const internal::TaskPayload& p
   token.set_scheduled_event_id(wt->scheduled_event_id());
   token.set_started_event_id(started_event_id);
   token.set_attempt(wt->attempt());
+  token.set_start_id(start_id);
   response.set_task_token(config_.task_tokens->encode(token));
   response.mutable_workflow_execution()->set_workflow_id(key_.workflow_id);
   response.mutable_workflow_execution()->set_run_id(key_.run_id);
@@ -216,6 +225,11 @@ Status MutableState::check_workflow_task_token(const internal::TaskToken& token)
   if (wt.scheduled_event_id() != token.scheduled_event_id() || wt.started_event_id() != token.started_event_id() ||
       wt.attempt() != token.attempt() || wt.started_event_id() == 0) {
     return Status::not_found(token_error("the workflow task it names is no longer running"));
+  }
+  if (wt.start_id() != token.start_id()) {
+    return Status::not_found(
+        token_error("the workflow task it names was handed out again (the server restarted before its start was "
+                    "committed)"));
   }
   return Status::ok();
 }

@@ -107,6 +107,11 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
       ->check(command_line::whole_number(1))
       ->type_name("N");
 
+  command_line::add_duration_flag(
+      app, "--max-held-start", [&f](std::chrono::milliseconds hold) { f.engine.max_held_start = hold; },
+      "How long a task handed to a poller may stay started in memory only, committed with the workflow's next "
+      "change (normally the task's completion); a crash meanwhile hands the task out again (docs/engine.md, \"Tasks "
+      "started in memory\"). Default 2s; 0 commits every start before the task is handed out");
   app.add_option_function<int64_t>(
          "--poll-timeout-ms", [&f](int64_t ms) { f.engine.poll_timeout = std::chrono::milliseconds(ms); },
          "How long an empty task poll waits, in milliseconds (default 60000)")

@@ -35,6 +35,10 @@ class Server {
   Engine& engine() { return *engine_; }
   int incarnation() const { return incarnation_; }
   int crashes() const { return crashes_; }
+  // Crashes that came while task starts were held in memory, and the
+  // executions whose held starts they lost.
+  int crashes_with_held_starts() const { return crashes_with_held_starts_; }
+  int held_starts_lost() const { return held_starts_lost_; }
 
   void start() {
     engine::StoreOptions options;
@@ -77,6 +81,11 @@ class Server {
     if (!up()) return;
     s_.note("CRASH " + why);
     ++crashes_;
+    // What the crash loses of the task starts held in memory.
+    if (const size_t held = engine_->held_starts(); held > 0) {
+      ++crashes_with_held_starts_;
+      held_starts_lost_ += static_cast<int>(held);
+    }
     runtime_->kill();
     abandon();
     crash_now_.reset();
@@ -142,6 +151,8 @@ class Server {
   SimRuntime* runtime_ = nullptr;
   int incarnation_ = 0;
   int crashes_ = 0;
+  int crashes_with_held_starts_ = 0;
+  int held_starts_lost_ = 0;
   bool commit_posted_ = false;
   std::optional<FaultPoint> armed_;
   int countdown_ = 0;

@@ -634,6 +634,18 @@ void Simulation::check_history(Tracked& w, const v1::History& h, v1::WorkflowExe
   std::map<std::string, int> timer_closes;
   std::map<int64_t, int> started_attempt;  // ActivityTaskStarted event id -> its attempt
   std::set<int64_t> wt_scheduled, wt_started;
+  // Started event id -> the worker it was handed to. A task is completed by
+  // the worker it was handed to: after an engine crash lost a held start,
+  // the task is handed out again, and the token from before must be
+  // refused, or a worker's result would follow another's start.
+  std::map<int64_t, std::string> started_by;
+  auto completed_by = [&](int64_t started_event_id, const std::string& identity, const char* what) {
+    auto it = started_by.find(started_event_id);
+    if (it != started_by.end() && it->second != identity) {
+      fail(id + ": " + what + " started at " + std::to_string(started_event_id) + " for " + it->second +
+           " was completed by " + identity);
+    }
+  };
   bool closed = false;
   for (int i = 0; i < h.events_size(); ++i) {
     const v1::HistoryEvent& e = h.events(i);
@@ -672,7 +684,18 @@ void Simulation::check_history(Tracked& w, const v1::History& h, v1::WorkflowExe
     if (e.has_activity_task_scheduled()) {
       activity_types[e.event_id()] = e.activity_task_scheduled().activity_type().name();
     }
-    if (e.has_activity_task_started()) started_attempt[e.event_id()] = e.activity_task_started().attempt();
+    if (e.has_activity_task_started()) {
+      started_attempt[e.event_id()] = e.activity_task_started().attempt();
+      started_by[e.event_id()] = e.activity_task_started().identity();
+    }
+    if (e.has_workflow_task_started()) started_by[e.event_id()] = e.workflow_task_started().identity();
+    if (e.has_activity_task_completed()) {
+      completed_by(e.activity_task_completed().started_event_id(), e.activity_task_completed().identity(), "activity");
+    }
+    if (e.has_workflow_task_completed()) {
+      completed_by(e.workflow_task_completed().started_event_id(), e.workflow_task_completed().identity(),
+                   "workflow task");
+    }
     if (e.has_activity_task_completed()) {
       ++activity_closes[e.activity_task_completed().scheduled_event_id()];
       if (activity_types[e.activity_task_completed().scheduled_event_id()] == cleanup_activity.name) {
@@ -1045,6 +1068,10 @@ SimResult Simulation::run() {
   for (const std::string& f : activity_log_.failures) fail(f);
   if (activity_log_.keep_alive_completions > 0) {
     kinds_["local activity keeping its task alive (completions sent)"] = activity_log_.keep_alive_completions;
+  }
+  if (server_.crashes_with_held_starts() > 0) {
+    kinds_["engine crashes with task starts held in memory"] = server_.crashes_with_held_starts();
+    kinds_["executions whose held task starts a crash lost"] = server_.held_starts_lost();
   }
   result.kinds = kinds_;
   result.engine_crashes = server_.crashes();
