@@ -50,6 +50,7 @@
 #include "engine/server/http_listener.hpp"
 #include "engine/server/metrics_endpoint.hpp"
 #include "engine/server/open_database.hpp"
+#include "engine/store/database_url.hpp"
 #include "engine/server/request_metrics.hpp"
 #include "engine/server/server_flags.hpp"
 #include "engine/server/server_metrics.hpp"
@@ -208,9 +209,10 @@ int main(int argc, char** argv) {
     }
   }
   const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
-  std::printf("reprise-server listening on %s:%d (db %s)%s\n", host.c_str(), port, flags.db.c_str(),
+  const std::string shown_db = redact_password(flags.db);  // a URL's password stays out of output and logs
+  std::printf("reprise-server listening on %s:%d (db %s)%s\n", host.c_str(), port, shown_db.c_str(),
               listening_note.c_str());
-  log::info("server listening", {{"address", host + ":" + std::to_string(port)}, {"db", flags.db}});
+  log::info("server listening", {{"address", host + ":" + std::to_string(port)}, {"db", shown_db}});
   std::fflush(stdout);
 
   int signal_number = 0;

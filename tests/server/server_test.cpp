@@ -3,6 +3,9 @@
 // own), driven through the raw gRPC API; killed with SIGKILL and restarted.
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <iterator>
+#include <regex>
 #include <thread>
 
 #include "../store/test_postgres.hpp"
@@ -132,6 +135,32 @@ TEST(Server, APollWhoseClientGaveUpDoesNotSwallowATask) {
   auto task = poll_workflow(server.stub());
   EXPECT_FALSE(task.task_token().empty()) << "the abandoned poll did not take it";
   EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(3));
+}
+
+// A password in the database URL appears nowhere the server writes: not in
+// its listening line, not in its log.
+TEST(ServerOnPostgres, NeitherItsOutputNorItsLogShowTheDatabasePassword) {
+  REPRISE_POSTGRES_DATABASE(url);
+  // The test's PostgreSQL trusts loopback, so any password connects.
+  const std::string with_password =
+      std::regex_replace(url, std::regex("^postgresql://postgres@"), "postgresql://postgres:s3cret-pw@");
+  ASSERT_NE(with_password, url);
+  TempDir dir;
+  const std::string log = dir.file("server.log");
+  ChildProcess server(
+      {std::getenv("REPRISE_SERVER"), "--db", with_password, "--listen", "127.0.0.1:0", "--log-level", "info"}, log);
+  std::string line;
+  ASSERT_TRUE(server.read_line(line));
+  EXPECT_NE(line.find("listening on"), std::string::npos) << line;
+  EXPECT_NE(line.find("postgresql://postgres:***@"), std::string::npos) << line;
+  EXPECT_EQ(line.find("s3cret-pw"), std::string::npos) << line;
+  server.kill(SIGTERM);
+  while (server.read_line(line)) EXPECT_EQ(line.find("s3cret-pw"), std::string::npos) << line;
+  EXPECT_EQ(server.wait(), 0);
+  std::ifstream in(log);
+  const std::string logged((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(logged.find("msg=\"server listening\""), std::string::npos) << logged;
+  EXPECT_EQ(logged.find("s3cret-pw"), std::string::npos) << logged;
 }
 
 TEST_P(ServerOnBothStores, EveryWorkflowCompletesAfterKillNineAndRestart) {

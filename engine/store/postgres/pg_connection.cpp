@@ -33,17 +33,6 @@ StatusCode code_for(const std::string& sqlstate) {
 
 }  // namespace
 
-std::string redact_password(const std::string& url) {
-  const size_t scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  const size_t at = url.find('@', scheme + 3);
-  const size_t slash = url.find('/', scheme + 3);
-  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return url;
-  const size_t colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon + 1) + "***" + url.substr(at);
-}
-
 PgParams& PgParams::add(int64_t value) {
   std::string bytes(8, '\0');
   const uint64_t v = static_cast<uint64_t>(value);

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/store/database_url.hpp"
 #include "history/status.hpp"
 
 struct pg_conn;
@@ -108,8 +109,5 @@ class PgConnection {
   std::string name_;
   std::map<std::string, std::string> statements_;  // sql -> prepared name
 };
-
-// The URL with any password replaced by "***".
-std::string redact_password(const std::string& url);
 
 }  // namespace reprise::engine
