@@ -20,7 +20,6 @@
 #include <map>
 #include <mutex>
 #include <regex>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -28,6 +27,7 @@
 #include "reprise/v1/service.grpc.pb.h"
 #include "storage_stats_report.hpp"
 #include "store_test_util.hpp"
+#include "tools/command_line/command_line.hpp"
 
 using namespace reprise;
 using Stub = v1::WorkflowService::Stub;
@@ -173,27 +173,6 @@ LevelResult run_level(Stub& stub, int concurrency, int seconds, int round) {
   return r;
 }
 
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--server")
-      o.server = value;
-    else if (flag == "--seconds")
-      o.seconds = std::stoi(value);
-    else if (flag == "--rounds")
-      o.rounds = std::stoi(value);
-    else if (flag == "--durability")
-      o.durability = value;
-    else if (flag == "--levels") {
-      o.levels.clear();
-      std::stringstream ss(value);
-      for (std::string part; std::getline(ss, part, ',');) o.levels.push_back(std::stoi(part));
-    }
-  }
-  return o;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -202,13 +181,18 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options o = parse(argc, argv);
-  if (o.server.empty()) {
-    std::fprintf(stderr,
-                 "usage: load_driver --server PATH/reprise-server [--seconds N] [--rounds N] "
-                 "[--levels 1,8,64] [--durability full|normal]\n");
-    return 2;
-  }
+  Options o;
+  CLI::App app("Raw gRPC clients and workers against a reprise-server: workflows per second and latency per level",
+               "load_driver");
+  command_line::set_up(app);
+  app.add_option("--server", o.server, "The reprise-server binary")->required()->type_name("PATH");
+  app.add_option("--seconds", o.seconds, "Seconds per level and round")->check(command_line::whole_number(1));
+  app.add_option("--rounds", o.rounds, "Rounds (median and range over them)")->check(command_line::whole_number(1));
+  app.add_option("--levels", o.levels, "Workflows in flight, comma-separated")
+      ->delimiter(',')
+      ->check(command_line::whole_number(1, 100000));
+  app.add_option("--durability", o.durability, "The server's --durability")->check(CLI::IsMember({"full", "normal"}));
+  if (std::optional<int> exit_code = command_line::parse(app, argc, argv)) return *exit_code;
   engine::testing::TempDir dir;
   engine::testing::ChildProcess server({o.server, "--db", dir.file("load.db"), "--listen", "127.0.0.1:0",
                                         "--durability", o.durability, "--log-level", "warn"});

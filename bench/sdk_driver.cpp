@@ -33,7 +33,6 @@
 #include <fstream>
 #include <map>
 #include <regex>
-#include <sstream>
 #include <thread>
 
 #include "child_process.hpp"
@@ -42,6 +41,7 @@
 #include "reprise/worker.hpp"
 #include "storage_stats_report.hpp"
 #include "store_test_util.hpp"
+#include "tools/command_line/command_line.hpp"
 
 using namespace reprise;
 using namespace std::chrono_literals;
@@ -334,44 +334,34 @@ int main(int argc, char** argv) {
   int64_t count = 10000;
   std::string style = "stackless";
   StackOptions stack;
+  int64_t stack_kib = static_cast<int64_t>(stack.bytes / 1024);
   std::vector<int> levels = {1, 8, 64};
   bool local = false;
   bool eager_start = false;
   bool metrics = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (arg == "--server")
-      server = value();
-    else if (arg == "--seconds")
-      seconds = std::stoi(value());
-    else if (arg == "--rounds")
-      rounds = std::stoi(value());
-    else if (arg == "--count")
-      count = std::stoll(value());
-    else if (arg == "--style")
-      style = value();
-    else if (arg == "--stack-kib")
-      stack.bytes = std::stoull(value()) * 1024;
-    else if (arg == "--no-guard")
-      stack.guard_page = false;
-    else if (arg == "--local")
-      local = true;
-    else if (arg == "--eager-start")
-      eager_start = true;
-    else if (arg == "--metrics")
-      metrics = true;
-    else if (arg == "--levels") {
-      levels.clear();
-      std::stringstream list(value());
-      for (std::string item; std::getline(list, item, ',');) levels.push_back(std::stoi(item));
-    } else
-      mode = arg;
-  }
-  if (server.empty() || (mode != "hello" && mode != "parked") || (style != "stackless" && style != "stackful")) {
-    std::fprintf(stderr, "usage: sdk_driver --server PATH/reprise-server hello|parked [options]\n");
-    return 2;
-  }
+  bool no_guard = false;
+  CLI::App app("The SDK and worker end to end: hello throughput and latency, or memory per parked workflow",
+               "sdk_driver");
+  command_line::set_up(app);
+  app.add_option("mode", mode, "hello or parked")->required()->check(CLI::IsMember({"hello", "parked"}));
+  app.add_option("--server", server, "The reprise-server binary")->required()->type_name("PATH");
+  app.add_option("--seconds", seconds, "hello: seconds per level and round")->check(command_line::whole_number(1));
+  app.add_option("--rounds", rounds, "hello: rounds (median and range over them)")
+      ->check(command_line::whole_number(1));
+  app.add_option("--levels", levels, "hello: workflows in flight, comma-separated")
+      ->delimiter(',')
+      ->check(command_line::whole_number(1, 100000));
+  app.add_flag("--local", local, "hello: add hello_local (the activity run with ctx.execute_local)");
+  app.add_flag("--eager-start", eager_start, "hello: start every workflow with StartOptions::eager_start");
+  app.add_flag("--metrics", metrics, "hello: add a server with --metrics-listen (mode remote-metrics)");
+  app.add_option("--count", count, "parked: workflows to park")->check(command_line::whole_number(1));
+  app.add_option("--style", style, "parked: stackless or stackful")->check(CLI::IsMember({"stackless", "stackful"}));
+  app.add_option("--stack-kib", stack_kib, "parked, stackful: KiB per stack")
+      ->check(command_line::whole_number(4, 1 << 20));
+  app.add_flag("--no-guard", no_guard, "parked, stackful: no guard page below each stack");
+  if (std::optional<int> exit_code = command_line::parse(app, argc, argv)) return *exit_code;
+  stack.bytes = static_cast<size_t>(stack_kib) * 1024;
+  if (no_guard) stack.guard_page = false;
   if (mode == "hello") return hello_mode(server, seconds, rounds, levels, local, eager_start, metrics);
   return style == "stackful" ? parked_mode(server, count, park_stackful_wf, stack)
                              : parked_mode(server, count, park_wf, stack);

@@ -33,6 +33,7 @@
 
 #include "child_process.hpp"
 #include "examples/examples.hpp"
+#include "tools/command_line/command_line.hpp"
 
 using namespace reprise;
 using namespace examples;
@@ -249,6 +250,17 @@ class LogFollower {
   int64_t deleted_ = 0, errors_ = 0;
 };
 
+// A flag's number must be more than 0 (CLI11's PositiveNumber names the
+// largest double in its message).
+const CLI::Validator kPositive(
+    [](std::string& text) {
+      char* end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      return end != text.c_str() && *end == '\0' && value > 0 ? std::string()
+                                                              : "'" + text + "' is not a number above 0";
+    },
+    "", "positive");
+
 [[noreturn]] void die(const std::string& message) {
   std::fprintf(stderr, "soak_driver: %s\n", message.c_str());
   std::exit(2);
@@ -261,37 +273,20 @@ int main(int argc, char** argv) {
   double minutes = 60, rate = 10, sample_seconds = 60;
   int threads = 64;
   std::string retention = "3m", sweep = "15s";
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&] {
-      if (i + 1 >= argc) die(arg + " needs a value");
-      return std::string(argv[++i]);
-    };
-    if (arg == "--server")
-      server_binary = value();
-    else if (arg == "--examples")
-      examples_binary = value();
-    else if (arg == "--out")
-      out = value();
-    else if (arg == "--minutes")
-      minutes = std::stod(value());
-    else if (arg == "--rate")
-      rate = std::stod(value());
-    else if (arg == "--sample-seconds")
-      sample_seconds = std::stod(value());
-    else if (arg == "--threads")
-      threads = std::stoi(value());
-    else if (arg == "--retention")
-      retention = value();
-    else if (arg == "--retention-sweep-interval")
-      sweep = value();
-    else
-      die("unknown argument " + arg +
-          "\nusage: soak_driver --server PATH --examples PATH --out DIR [--minutes M] [--rate R] "
-          "[--sample-seconds S] [--threads N] [--retention D] [--retention-sweep-interval D]");
-  }
-  if (server_binary.empty() || examples_binary.empty() || out.empty()) die("--server, --examples and --out are needed");
-  if (rate <= 0 || minutes <= 0 || sample_seconds <= 0) die("--rate, --minutes and --sample-seconds must be positive");
+  CLI::App app("A server, two workers and a steady mixed load, sampled as it runs", "soak_driver");
+  command_line::set_up(app);
+  app.add_option("--server", server_binary, "The reprise-server binary")->required()->type_name("PATH");
+  app.add_option("--examples", examples_binary, "The reprise-examples binary (its workers)")
+      ->required()
+      ->type_name("PATH");
+  app.add_option("--out", out, "Where the logs, soak.csv and the database go")->required()->type_name("DIR");
+  app.add_option("--minutes", minutes, "How long to run")->check(kPositive);
+  app.add_option("--rate", rate, "Workflows started per second")->check(kPositive);
+  app.add_option("--sample-seconds", sample_seconds, "Seconds between samples")->check(kPositive);
+  app.add_option("--threads", threads, "Client threads")->check(command_line::whole_number(1, 4096));
+  app.add_option("--retention", retention, "The server's --retention")->type_name("DURATION");
+  app.add_option("--retention-sweep-interval", sweep, "The server's --retention-sweep-interval")->type_name("DURATION");
+  if (std::optional<int> exit_code = command_line::parse(app, argc, argv)) return *exit_code;
   setvbuf(stdout, nullptr, _IOLBF, 0);
   ::mkdir(out.c_str(), 0755);
   const std::string db = out + "/soak.db";
