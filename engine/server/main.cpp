@@ -63,6 +63,16 @@ using namespace reprise;
 using namespace reprise::engine;
 
 int main(int argc, char** argv) {
+  // Signals are taken synchronously by this thread, never by a handler. They
+  // are blocked before anything starts a thread (gRPC's first use does), so
+  // every thread inherits the block: one that did not would take SIGTERM's
+  // default action and kill the server mid-request.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
   ServerFlags flags;
   CLI::App app("", "reprise-server");
   command_line::set_up(app);
@@ -106,13 +116,6 @@ int main(int argc, char** argv) {
                                             {"attempts", std::to_string(stall.attempts)}});
     }
   };
-
-  // Signals are taken synchronously by this thread, never by a handler.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   Result<std::unique_ptr<Store>> store = open_database(flags);
   if (!store) {

@@ -3,6 +3,7 @@
 // own), driven through the raw gRPC API; killed with SIGKILL and restarted.
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -221,6 +222,33 @@ TEST(Server, AnActivityTimeoutThatCameDueWhileKilledFiresAfterRestart) {
   }
   ASSERT_NE(timed_out, nullptr) << task.history().DebugString();
   EXPECT_EQ(timed_out->activity_task_timed_out().failure().timeout_type(), v1::TIMEOUT_TYPE_START_TO_CLOSE);
+}
+
+// The stop signals reach only the thread that waits for them: every other
+// thread blocks SIGTERM and SIGINT (a thread that did not would take the
+// signal's default action and kill the server mid-request). The waiting
+// thread shows them unblocked while it waits in sigwait.
+TEST(Server, NoThreadButTheWaitingOneCanTakeTheStopSignals) {
+  TempDir dir;
+  Server server(dir.file("signals.db"));
+  const std::string tasks = "/proc/" + std::to_string(server.pid()) + "/task";
+  int threads = 0;
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream status(task.path() / "status");
+    std::string name, line;
+    uint64_t blocked = 0;
+    while (std::getline(status, line)) {
+      if (line.rfind("Name:", 0) == 0) name = line.substr(5);
+      if (line.rfind("SigBlk:", 0) == 0) blocked = std::stoull(line.substr(7), nullptr, 16);
+    }
+    ++threads;
+    if (task.path().filename() == std::to_string(server.pid())) continue;  // main: in sigwait
+    const uint64_t stop_signals = (1ull << (SIGTERM - 1)) | (1ull << (SIGINT - 1));
+    EXPECT_EQ(blocked & stop_signals, stop_signals)
+        << "thread " << task.path().filename() << name << " would take SIGTERM or SIGINT";
+  }
+  EXPECT_GT(threads, 3);
+  EXPECT_EQ(server.terminate(), 0);
 }
 
 TEST(Server, ShutsDownCleanlyWithAPollParked) {
