@@ -50,13 +50,13 @@
 #include "engine/server/http_listener.hpp"
 #include "engine/server/metrics_endpoint.hpp"
 #include "engine/server/open_database.hpp"
-#include "engine/store/database_url.hpp"
 #include "engine/server/request_metrics.hpp"
 #include "engine/server/server_flags.hpp"
 #include "engine/server/server_metrics.hpp"
 #include "engine/server/server_tls.hpp"
 #include "engine/server/serving_status.hpp"
 #include "engine/server/web_ui.hpp"
+#include "engine/store/database_url.hpp"
 #include "tools/command_line/command_line.hpp"
 
 using namespace reprise;

@@ -12,15 +12,13 @@
 
 namespace reprise::engine {
 
-namespace {
-
-std::string join(const std::vector<std::string>& items) {
+std::string join_key_names(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
   return out;
 }
 
-std::vector<std::string> split(const std::string& text) {
+std::vector<std::string> split_key_names(const std::string& text) {
   std::vector<std::string> out;
   size_t pos = 0;
   while (pos <= text.size() && !text.empty()) {
@@ -30,8 +28,6 @@ std::vector<std::string> split(const std::string& text) {
   }
   return out;
 }
-
-}  // namespace
 
 Status validate_roles(const std::vector<std::string>& roles) {
   if (roles.empty())
@@ -120,8 +116,8 @@ Result<std::vector<ApiKeyRecord>> read_api_keys(SqliteDb& db) {
     if (!history::digest_from_bytes(s->column_blob(1), key.sha256)) {
       return Status::data_loss("database '" + db.path() + "': API key '" + key.name + "' has a damaged hash");
     }
-    key.namespaces = split(s->column_text(2));
-    key.roles = split(s->column_text(3));
+    key.namespaces = split_key_names(s->column_text(2));
+    key.roles = split_key_names(s->column_text(3));
     key.created_at = from_unix_nanos(s->column_int(4));
     if (!s->column_is_null(5)) key.revoked_at = from_unix_nanos(s->column_int(5));
     out.push_back(std::move(key));
@@ -135,8 +131,8 @@ Status insert_api_key(SqliteDb& db, const ApiKeyRecord& key) {
   if (!s) return s.status();
   REPRISE_RETURN_IF_ERROR(s->bind(1, key.name)
                               .bind_blob(2, history::as_bytes(key.sha256))
-                              .bind(3, join(key.namespaces))
-                              .bind(4, join(key.roles))
+                              .bind(3, join_key_names(key.namespaces))
+                              .bind(4, join_key_names(key.roles))
                               .bind(5, to_unix_nanos(key.created_at))
                               .run());
   if (db.changes() == 0) return Status::already_exists("an API key named '" + key.name + "' exists already");

@@ -31,6 +31,11 @@ Status validate_roles(const std::vector<std::string>& roles);
 Status validate_key_name(const std::string& name);
 Status validate_key_namespaces(const std::vector<std::string>& namespaces);
 
+// A key's namespaces and roles as the stores keep them, in one text column
+// each: the names joined by ','. (Names hold no ','.)
+std::string join_key_names(const std::vector<std::string>& names);
+std::vector<std::string> split_key_names(const std::string& column);
+
 // A new secret from OpenSSL's CSPRNG: "rpk_" and 64 hex digits.
 std::string new_api_key_secret();
 // What the store keeps of `secret`.

@@ -1,5 +1,6 @@
 #include "engine/store/postgres/postgres_store.hpp"
 
+#include "engine/store/api_keys.hpp"
 #include "engine/store/postgres/postgres_schema.hpp"
 #include "engine/store/visibility_page_token.hpp"
 
@@ -47,17 +48,6 @@ Result<std::vector<TaskTokenKey>> load_keys(PgPool& pool, bool rotate) {
   });
   if (!s.is_ok()) return s.with_context("task token keys");
   return keys;
-}
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= text.size() && !text.empty()) {
-    const size_t end = std::min(text.find(',', pos), text.size());
-    out.push_back(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return out;
 }
 
 PgParams& add_retention(PgParams& p, const std::optional<std::chrono::seconds>& retention) {
@@ -375,8 +365,8 @@ Result<std::vector<ApiKeyRecord>> PostgresStore::api_keys() {
     if (!history::digest_from_bytes(r->get_bytes(i, 1), key.sha256)) {
       return Status::data_loss("database '" + name_ + "': API key '" + key.name + "' has a damaged hash");
     }
-    key.namespaces = split(r->get_bytes(i, 2));
-    key.roles = split(r->get_bytes(i, 3));
+    key.namespaces = split_key_names(r->get_bytes(i, 2));
+    key.roles = split_key_names(r->get_bytes(i, 3));
     key.created_at = from_unix_nanos(r->get_int(i, 4));
     if (!r->is_null(i, 5)) key.revoked_at = from_unix_nanos(r->get_int(i, 5));
     out.push_back(std::move(key));
