@@ -39,8 +39,11 @@ import sys
 LIBRARY_DIRS = ['/usr/lib/x86_64-linux-gnu', '/usr/lib', '/lib/x86_64-linux-gnu', '/lib']
 
 
-def run(*command, cwd=None):
-    return subprocess.run(command, cwd=cwd, check=True, capture_output=True, text=True).stdout
+def run(*command):
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f'{" ".join(command)} failed ({result.returncode}):\n{result.stdout[-3000:]}{result.stderr[-3000:]}')
+    return result.stdout
 
 
 class Dpkg:
