@@ -9,7 +9,7 @@ namespace {
 // 'RPRS': marks the file as a Reprise database (see sqlite.org/fileformat).
 constexpr int64_t kApplicationId = 0x52505253;
 
-constexpr Migration kMigrations[] = {
+constexpr Migration kSqliteMigrations[] = {
     {1, R"sql(
 CREATE TABLE reprise_meta (
   key   TEXT PRIMARY KEY,
@@ -172,7 +172,7 @@ Result<int64_t> pragma_int(SqliteDb& db, const char* sql) {
 
 }  // namespace
 
-std::span<const Migration> schema_migrations() { return kMigrations; }
+std::span<const Migration> schema_migrations() { return kSqliteMigrations; }
 
 int current_schema_version() { return schema_migrations().back().version; }
 

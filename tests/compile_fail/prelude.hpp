@@ -1,6 +1,7 @@
 // What every compile-fail snippet shares: an order, two activities, two
 // workflows and their handles, written the way the docs show.
-#pragma once
+#ifndef REPRISE_TESTS_COMPILE_FAIL_PRELUDE_HPP
+#define REPRISE_TESTS_COMPILE_FAIL_PRELUDE_HPP
 
 #include <chrono>
 #include <string>
@@ -24,3 +25,5 @@ inline reprise::Workflow<int64_t> square(reprise::WorkflowContext&, int64_t n) {
 inline constexpr reprise::WorkflowDef<&square> square_wf{"square"};
 
 inline const auto kOptions = reprise::ActivityOptions::start_to_close(30s);
+
+#endif  // REPRISE_TESTS_COMPILE_FAIL_PRELUDE_HPP

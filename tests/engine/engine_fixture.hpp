@@ -72,6 +72,14 @@ class EngineTest : public ::testing::Test {
     return call(&Engine::start_workflow, r);
   }
 
+  // A signal named "poke" without input: what the task tests need to make a run's history grow.
+  Status poke(const std::string& workflow_id) {
+    v1::SignalWorkflowRequest s;
+    s.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    s.set_signal_name("poke");
+    return call(&Engine::signal_workflow, s).status();
+  }
+
   v1::PollWorkflowTaskResponse poll_workflow(const std::string& queue = "greetings") {
     v1::PollWorkflowTaskRequest r;
     r.mutable_task_queue()->set_name(queue);

@@ -9,13 +9,6 @@ namespace {
 
 using TaskHistoryTest = EngineTest;
 
-Status signal(EngineTest& t, const std::string& id) {
-  v1::SignalWorkflowRequest s;
-  s.mutable_workflow_execution()->set_workflow_id(id);
-  s.set_signal_name("poke");
-  return t.call(&Engine::signal_workflow, s).status();
-}
-
 v1::PollWorkflowTaskResponse poll_pages_of(EngineTest& t, int page_events) {
   v1::PollWorkflowTaskRequest r;
   r.mutable_task_queue()->set_name("greetings");
@@ -65,7 +58,7 @@ void expect_consecutive_from_1(const std::vector<v1::HistoryEvent>& events) {
 void workflow_with_signals(EngineTest& t, const std::string& id, int signals) {
   ASSERT_TRUE(t.start(id).is_ok());
   ASSERT_TRUE(t.complete(t.poll_workflow().task_token(), {}).is_ok());
-  for (int i = 0; i < signals; ++i) ASSERT_TRUE(signal(t, id).is_ok());
+  for (int i = 0; i < signals; ++i) ASSERT_TRUE(t.poke(id).is_ok());
 }
 
 TEST_F(TaskHistoryTest, AWorkflowTaskComesWithOnePageAndGetHistoryGivesTheRest) {
@@ -130,7 +123,7 @@ TEST_F(TaskHistoryTest, AQueryTasksPagesEndWhereTheHistoryEndedWhenItWasHandedOu
   auto task = poll_pages_of(*this, 1);
   ASSERT_EQ(task.queries_size(), 1);
   EXPECT_EQ(task.history().events_size(), 1);
-  ASSERT_TRUE(signal(*this, "paged-4").is_ok());  // history grows while the worker reads
+  ASSERT_TRUE(poke("paged-4").is_ok());  // history grows while the worker reads
   int pages = 0;
   auto events = all_pages(*this, task, 1, &pages);
   expect_consecutive_from_1(events);

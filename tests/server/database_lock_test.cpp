@@ -13,7 +13,7 @@
 namespace reprise {
 namespace {
 
-struct Exit {
+struct SecondServerExit {
   bool served = false;  // it said "listening on": it opened the file and serves
   int code = -1;
   std::string stderr_text;
@@ -21,10 +21,10 @@ struct Exit {
 
 // Runs a second server on `db` until it exits on its own, or until it says
 // it serves (then it is killed).
-Exit run_second_server(const TempDir& dir, const std::string& db) {
+SecondServerExit run_second_server(const TempDir& dir, const std::string& db) {
   const std::string log = dir.file("second.log");
   ChildProcess second({std::getenv("REPRISE_SERVER"), "--db", db, "--listen", "127.0.0.1:0"}, log);
-  Exit exit;
+  SecondServerExit exit;
   std::string line;
   exit.served = second.read_line(line) && line.find("listening on") != std::string::npos;
   if (exit.served) second.kill(SIGKILL);
@@ -42,7 +42,7 @@ TEST(DatabaseLock, ASecondServerOnTheSameFileIsRefusedAndTheFirstServesOn) {
   v1::StartWorkflowResponse started;
   ASSERT_TRUE(call(first.stub(), &Stub::StartWorkflow, start_request("before"), &started).ok());
 
-  const Exit second = run_second_server(dir, db);
+  const SecondServerExit second = run_second_server(dir, db);
   EXPECT_FALSE(second.served) << "a second server serves the same file";
   EXPECT_NE(second.code, 0);
   EXPECT_NE(second.stderr_text.find("'" + db + "' is in use by another reprise-server"), std::string::npos)

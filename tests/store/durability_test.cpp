@@ -23,8 +23,8 @@ namespace {
 using testing::PowerLossVfs;
 using testing::TempDir;
 
-constexpr int kExecutions = 8;
-constexpr int kThreads = 4;
+constexpr int kPowerCutExecutions = 8;
+constexpr int kPowerCutWriters = 4;
 
 TEST(Durability, EachLevelSetsItsPragmasOnEveryConnection) {
   for (const auto& [durability, synchronous] : {std::pair{Durability::kFull, 2}, std::pair{Durability::kNormal, 1}}) {
@@ -44,11 +44,11 @@ TEST(Durability, EachLevelSetsItsPragmasOnEveryConnection) {
 }
 
 // Commits the next steps of every execution, from where the file left each,
-// on kThreads threads until a commit fails (the power cut), and adds what
+// on kPowerCutWriters threads until a commit fails (the power cut), and adds what
 // was acknowledged to `acked`.
 void write_until_power_cut(SqliteStore& store, std::map<std::string, int64_t>& acked) {
-  std::vector<int64_t> version(kExecutions, 0), task(kExecutions, 0);
-  for (int e = 0; e < kExecutions; ++e) {
+  std::vector<int64_t> version(kPowerCutExecutions, 0), task(kPowerCutExecutions, 0);
+  for (int e = 0; e < kPowerCutExecutions; ++e) {
     Result<ExecutionRecord> rec = store.get_execution(testing::key("e-" + std::to_string(e)));
     if (rec.is_ok()) version[e] = rec->version;
   }
@@ -59,10 +59,10 @@ void write_until_power_cut(SqliteStore& store, std::map<std::string, int64_t>& a
   std::mutex mu;
   std::atomic<bool> failed{false};
   std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
+  for (int t = 0; t < kPowerCutWriters; ++t) {
     threads.emplace_back([&, t] {
       while (!failed) {
-        for (int e = t; e < kExecutions && !failed; e += kThreads) {
+        for (int e = t; e < kPowerCutExecutions && !failed; e += kPowerCutWriters) {
           const ExecutionKey k = testing::key("e-" + std::to_string(e));
           Result<CommitResult> r = store.commit(testing::whole_step(k, version[e] + 1, task[e]));
           if (!r) {
@@ -108,7 +108,7 @@ TEST(Durability, APowerLossAtAnyMomentKeepsEveryAcknowledgedTransitionWhole) {
       // Only what was synced is on disk; read it without the VFS.
       auto store = SqliteStore::open(db, {.quick_check = true});
       ASSERT_TRUE(store.is_ok()) << store.status().to_string();
-      testing::expect_whole_steps(**store, kExecutions, acked);
+      testing::expect_whole_steps(**store, kPowerCutExecutions, acked);
       if (HasFailure()) return;
     }
     for (const auto& [id, step] : acked) total_acked += step;

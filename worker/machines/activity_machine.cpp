@@ -6,7 +6,7 @@ namespace reprise::worker {
 
 namespace {
 
-std::optional<ActivityMachine::Input> input_of(const v1::HistoryEvent& e) {
+std::optional<ActivityMachine::Input> activity_input_of(const v1::HistoryEvent& e) {
   switch (e.attributes_case()) {
     case v1::HistoryEvent::kActivityTaskScheduled:
       return ActivityMachine::Input::kScheduled;
@@ -73,7 +73,7 @@ bool ActivityMachine::matches(const v1::HistoryEvent& e) const {
 }
 
 std::optional<NonDeterminism> ActivityMachine::apply(const v1::HistoryEvent& e, FutureResolver& futures) {
-  const std::optional<Input> input = input_of(e);
+  const std::optional<Input> input = activity_input_of(e);
   const std::optional<State> to = input ? next_state(kTable, state_, *input) : std::nullopt;
   if (!to) return nondeterminism::refused(e, "activity " + activity_id_ + " '" + activity_type_ + "'", name(state_));
   const State from = state_;

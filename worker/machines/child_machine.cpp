@@ -6,7 +6,7 @@ namespace reprise::worker {
 
 namespace {
 
-std::optional<ChildMachine::Input> input_of(const v1::HistoryEvent& e) {
+std::optional<ChildMachine::Input> child_input_of(const v1::HistoryEvent& e) {
   switch (e.attributes_case()) {
     case v1::HistoryEvent::kStartChildWorkflowExecutionInitiated:
       return ChildMachine::Input::kInitiated;
@@ -91,7 +91,7 @@ bool ChildMachine::matches(const v1::HistoryEvent& e) const {
 }
 
 std::optional<NonDeterminism> ChildMachine::apply(const v1::HistoryEvent& e, FutureResolver& futures) {
-  const std::optional<Input> input = input_of(e);
+  const std::optional<Input> input = child_input_of(e);
   const std::optional<State> to = input ? next_state(kTable, state_, *input) : std::nullopt;
   if (!to) {
     return nondeterminism::refused(e, "child workflow " + command_.start_child_workflow_execution().workflow_id(),

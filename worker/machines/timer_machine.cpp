@@ -6,7 +6,7 @@ namespace reprise::worker {
 
 namespace {
 
-std::optional<TimerMachine::Input> input_of(const v1::HistoryEvent& e) {
+std::optional<TimerMachine::Input> timer_input_of(const v1::HistoryEvent& e) {
   switch (e.attributes_case()) {
     case v1::HistoryEvent::kTimerStarted:
       return TimerMachine::Input::kTimerStarted;
@@ -57,7 +57,7 @@ bool TimerMachine::matches(const v1::HistoryEvent& e) const {
 }
 
 std::optional<NonDeterminism> TimerMachine::apply(const v1::HistoryEvent& e, FutureResolver& futures) {
-  const std::optional<Input> input = input_of(e);
+  const std::optional<Input> input = timer_input_of(e);
   const std::optional<State> to = input ? next_state(kTable, state_, *input) : std::nullopt;
   if (!to) return nondeterminism::refused(e, "timer " + timer_id_, name(state_));
   if (*input == Input::kTimerStarted) pending_->event_id = e.event_id();
