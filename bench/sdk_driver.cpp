@@ -12,6 +12,11 @@
 //       brings the first workflow task). --metrics adds a second server
 //       process with --metrics-listen (mode remote-metrics), interleaved with
 //       the first, and scrapes its /metrics once at the end.
+//       --baseline-server PATH adds a server built from other sources (mode
+//       remote-baseline), interleaved with the first: before and after a
+//       change side by side in one run. Each mode's CPU ms and voluntary
+//       context switches per workflow are printed for the server process
+//       and for this one (client and worker).
 //       REPRISE_BENCH_POSTGRES=postgresql://... (an empty database) adds a
 //       server on PostgreSQL (mode remote-postgres), and
 //       REPRISE_BENCH_POSTGRES_SAVEPOINTS (another) one whose group commit
@@ -30,9 +35,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "child_process.hpp"
@@ -136,12 +143,57 @@ int64_t rss_bytes() {
   return resident * sysconf(_SC_PAGESIZE);
 }
 
+// What a process has spent so far: CPU time (user + system, all threads)
+// and voluntary context switches (a thread that blocks: what a hand-off
+// from thread to thread costs; preemption, which follows the machine's
+// load, is left out), summed over its live threads: /proc/PID/status counts
+// its main thread's alone.
+struct ProcessCounters {
+  double cpu_ms = 0;
+  int64_t switches = 0;
+};
+
+ProcessCounters process_counters(pid_t pid) {
+  ProcessCounters c;
+  const std::string dir = "/proc/" + std::to_string(pid);
+  std::ifstream stat(dir + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // utime and stime are fields 14 and 15; the command (field 2) may hold spaces, so count from its ')'.
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i >= 14) ticks += std::stod(field);
+  }
+  c.cpu_ms = ticks * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::error_code ignored;
+  for (const auto& task : std::filesystem::directory_iterator(dir + "/task", ignored)) {
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.starts_with("voluntary_ctxt_switches:")) {
+        c.switches += std::stoll(line.substr(line.find(':') + 1));
+      }
+    }
+  }
+  return c;
+}
+
 struct Level {
   double per_second = 0;
   double p50_ms = 0, p99_ms = 0;
   int64_t workflows = 0;
   std::string storage;  // remote: bench::per_workflow for the run
+  // Per workflow: the server process's (none when embedded) and this one's
+  // (client and worker; the embedded engine too) CPU ms and context switches.
+  ProcessCounters server, driver;
 };
+
+// `after` minus `before`, per workflow.
+ProcessCounters per_workflow(const ProcessCounters& before, const ProcessCounters& after, int64_t workflows) {
+  const double n = workflows > 0 ? static_cast<double>(workflows) : 1.0;
+  return {(after.cpu_ms - before.cpu_ms) / n,
+          static_cast<int64_t>(static_cast<double>(after.switches - before.switches) / n + 0.5)};
+}
 
 Level run_level(Client& client, int concurrency, int seconds, const std::string& tag, bool local, bool eager_start) {
   std::atomic<int64_t> done{0};
@@ -182,8 +234,8 @@ Level run_level(Client& client, int concurrency, int seconds, const std::string&
   return l;
 }
 
-int hello_mode(const std::string& server_binary, int seconds, int rounds, const std::vector<int>& levels, bool local,
-               bool eager_start, bool metrics) {
+int hello_mode(const std::string& server_binary, const std::string& baseline_binary, int seconds, int rounds,
+               const std::vector<int>& levels, bool local, bool eager_start, bool metrics) {
   std::vector<std::string> variants = {"hello"};
   if (local) variants.push_back("local");
   engine::testing::TempDir dir;
@@ -191,12 +243,22 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
   auto server = start_server(server_binary, dir.file("remote.db"), address);
   std::map<std::string, std::shared_ptr<Connection>> connections{
       {"remote", Connection::remote(address)}, {"embedded", Connection::embedded(dir.file("embedded.db"))}};
+  // The process serving each remote mode, whose CPU and switches are counted.
+  std::map<std::string, pid_t> server_pids{{"remote", server->pid()}};
+  std::unique_ptr<engine::testing::ChildProcess> baseline_server;
+  if (!baseline_binary.empty()) {
+    std::string baseline_address;
+    baseline_server = start_server(baseline_binary, dir.file("baseline.db"), baseline_address);
+    connections["remote-baseline"] = Connection::remote(baseline_address);
+    server_pids["remote-baseline"] = baseline_server->pid();
+  }
   std::string metrics_server_address, metrics_address;
   std::unique_ptr<engine::testing::ChildProcess> metrics_server;
   if (metrics) {
     metrics_server =
         start_server(server_binary, dir.file("metrics.db"), metrics_server_address, true, &metrics_address);
     connections["remote-metrics"] = Connection::remote(metrics_server_address);
+    server_pids["remote-metrics"] = metrics_server->pid();
   }
   // REPRISE_BENCH_POSTGRES=postgresql://... (an empty database): one more
   // server on it, mode remote-postgres; REPRISE_BENCH_POSTGRES_SAVEPOINTS (a
@@ -212,6 +274,7 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
     postgres_servers.push_back(
         start_server(server_binary, url, pg_address, false, nullptr, {"--postgres-commit-shape", shape}));
     connections[mode] = Connection::remote(pg_address);
+    server_pids[mode] = postgres_servers.back()->pid();
   }
   std::map<std::string, std::unique_ptr<Worker>> workers;
   for (auto& [mode, connection] : connections) {
@@ -240,7 +303,12 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
         for (const std::string& mode : modes) {
           Client client(connections[mode]);
           const v1::GetStorageStatsResponse before = bench::storage_stats(*stats_stub);
+          const pid_t server_pid = server_pids.contains(mode) ? server_pids[mode] : 0;
+          const ProcessCounters server_before = server_pid ? process_counters(server_pid) : ProcessCounters();
+          const ProcessCounters driver_before = process_counters(getpid());
           Level l = run_level(client, level, seconds, "r" + std::to_string(tag++), variant == "local", eager_start);
+          l.driver = per_workflow(driver_before, process_counters(getpid()), l.workflows);
+          if (server_pid) l.server = per_workflow(server_before, process_counters(server_pid), l.workflows);
           if (mode == "remote") {
             l.storage = bench::per_workflow(before, bench::storage_stats(*stats_stub), l.workflows);
             std::printf("round %d, remote %d: %s\n", round + 1, level, l.storage.c_str());
@@ -250,15 +318,29 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
       }
     }
   }
-  std::printf("%-20s %26s %10s %10s\n", "mode variant level", "workflows/s median [min-max]", "p50 ms", "p99 ms");
+  // Each column's median over the rounds, with its range.
+  auto median = [](const std::vector<Level>& runs, auto of) {
+    std::vector<double> v;
+    for (const Level& l : runs) v.push_back(static_cast<double>(of(l)));
+    std::sort(v.begin(), v.end());
+    return std::tuple{v[v.size() / 2], v.front(), v.back()};
+  };
+  std::printf("%-26s %22s %20s %8s %20s %20s %14s %14s\n", "mode variant level", "workflows/s [range]",
+              "p50 ms [range]", "p99 ms", "server CPU ms/wf", "driver CPU ms/wf", "server sw/wf", "driver sw/wf");
   for (auto& [key, runs] : results) {
-    std::vector<double> rates;
-    for (const Level& l : runs) rates.push_back(l.per_second);
-    std::sort(rates.begin(), rates.end());
-    const Level& mid = *std::find_if(runs.begin(), runs.end(),
-                                     [&](const Level& l) { return l.per_second == rates[rates.size() / 2]; });
-    std::printf("%-20s %10.0f [%5.0f-%5.0f] %10.1f %10.1f\n", key.c_str(), rates[rates.size() / 2], rates.front(),
-                rates.back(), mid.p50_ms, mid.p99_ms);
+    auto [rate, rate_lo, rate_hi] = median(runs, [](const Level& l) { return l.per_second; });
+    auto [p50, p50_lo, p50_hi] = median(runs, [](const Level& l) { return l.p50_ms; });
+    auto [p99, p99_lo, p99_hi] = median(runs, [](const Level& l) { return l.p99_ms; });
+    auto [scpu, scpu_lo, scpu_hi] = median(runs, [](const Level& l) { return l.server.cpu_ms; });
+    auto [dcpu, dcpu_lo, dcpu_hi] = median(runs, [](const Level& l) { return l.driver.cpu_ms; });
+    auto [ssw, ssw_lo, ssw_hi] = median(runs, [](const Level& l) { return l.server.switches; });
+    auto [dsw, dsw_lo, dsw_hi] = median(runs, [](const Level& l) { return l.driver.switches; });
+    std::printf(
+        "%-26s %6.0f [%5.0f-%5.0f] %6.2f [%5.2f-%5.2f] %8.1f %6.2f [%4.2f-%4.2f] %6.2f [%4.2f-%4.2f] %4.0f "
+        "[%3.0f-%3.0f] "
+        "%4.0f [%3.0f-%3.0f]\n",
+        key.c_str(), rate, rate_lo, rate_hi, p50, p50_lo, p50_hi, p99, scpu, scpu_lo, scpu_hi, dcpu, dcpu_lo, dcpu_hi,
+        ssw, ssw_lo, ssw_hi, dsw, dsw_lo, dsw_hi);
   }
   if (metrics) {
     const auto started = Steady::now();
@@ -280,6 +362,10 @@ int hello_mode(const std::string& server_binary, int seconds, int rounds, const 
   for (auto& [mode, w] : workers) w->stop();
   server->kill(SIGTERM);
   server->wait();
+  if (baseline_server) {
+    baseline_server->kill(SIGTERM);
+    baseline_server->wait();
+  }
   return 0;
 }
 
@@ -329,7 +415,7 @@ int parked_mode(const std::string& server_binary, int64_t count, const WorkflowD
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string server, mode;
+  std::string server, baseline_server, mode;
   int seconds = 5, rounds = 3;
   int64_t count = 10000;
   std::string style = "stackless";
@@ -351,6 +437,10 @@ int main(int argc, char** argv) {
   app.add_option("--levels", levels, "hello: workflows in flight, comma-separated")
       ->delimiter(',')
       ->check(command_line::whole_number(1, 100000));
+  app.add_option("--baseline-server", baseline_server,
+                 "hello: another reprise-server binary (an older build, say), run as mode remote-baseline "
+                 "interleaved with the first")
+      ->type_name("PATH");
   app.add_flag("--local", local, "hello: add hello_local (the activity run with ctx.execute_local)");
   app.add_flag("--eager-start", eager_start, "hello: start every workflow with StartOptions::eager_start");
   app.add_flag("--metrics", metrics, "hello: add a server with --metrics-listen (mode remote-metrics)");
@@ -362,7 +452,7 @@ int main(int argc, char** argv) {
   if (std::optional<int> exit_code = command_line::parse(app, argc, argv)) return *exit_code;
   stack.bytes = static_cast<size_t>(stack_kib) * 1024;
   if (no_guard) stack.guard_page = false;
-  if (mode == "hello") return hello_mode(server, seconds, rounds, levels, local, eager_start, metrics);
+  if (mode == "hello") return hello_mode(server, baseline_server, seconds, rounds, levels, local, eager_start, metrics);
   return style == "stackful" ? parked_mode(server, count, park_stackful_wf, stack)
                              : parked_mode(server, count, park_wf, stack);
 }
