@@ -144,6 +144,14 @@ void SimWorker::start() {
 
 void SimWorker::crash() { live_.reset(); }
 
+std::string SimWorker::identity() const { return live_ ? live_->identity : std::string(); }
+
+void SimWorker::run_eager_start(const std::string& identity, const v1::PollWorkflowTaskResponse& task) {
+  if (!live_ || live_->identity != identity) return;
+  Incarnation& live = *live_;
+  spawn("eager-start " + identity, [this, &live, task] { run_eager_workflow_task(live, task); });
+}
+
 void SimWorker::spawn(const std::string& label, std::function<void()> body) {
   Incarnation& live = *live_;
   const uint64_t id = live.next_fiber++;
@@ -274,7 +282,9 @@ void SimWorker::run_activity(Incarnation& live, const v1::PollActivityTaskRespon
       done.set_identity(live.identity);
       *done.mutable_result()->add_payloads() = to_payload(result);
       if (ask_eager_workflow_task(live, info.run_id)) done.set_eager_workflow_task_queue(live.sticky_queue);
-      run_eager_workflow_task(live, live.connection.complete_activity_answered(done).workflow_task());
+      const v1::CompleteActivityResponse answer = live.connection.complete_activity_answered(done);
+      activity_log_.completions_acked[info.run_id].push_back(result);
+      run_eager_workflow_task(live, answer.workflow_task());
     } catch (const ApplicationError& e) {
       v1::FailActivityRequest failed;
       failed.set_task_token(task.task_token());
@@ -296,8 +306,8 @@ bool SimWorker::ask_eager_workflow_task(Incarnation& live, const std::string& ru
   return !live.sticky_queue.empty() && live.cache->holds(run_id) && s_.chance(0.5);
 }
 
-// Runs a workflow task the engine handed out in an activity outcome's
-// answer on this fiber, as a poll of the sticky queue would have.
+// Runs a workflow task the engine handed out in an activity outcome's or
+// a start's answer on this fiber, as a poll would have.
 void SimWorker::run_eager_workflow_task(Incarnation& live, const v1::PollWorkflowTaskResponse& task) {
   if (task.task_token().empty()) return;
   activity_log_.eager_workflow_tasks[task.workflow_execution().run_id()].push_back(task.started_event_id());

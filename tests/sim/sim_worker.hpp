@@ -55,6 +55,9 @@ struct ActivityLog {
   // Eager workflow tasks: by run id, the WorkflowTaskStarted event id of
   // each task the engine handed a worker in an activity outcome's answer.
   std::map<std::string, std::vector<int64_t>> eager_workflow_tasks;
+  // By run id, the result of each activity completion the engine
+  // acknowledged (it names the activity and attempt).
+  std::map<std::string, std::vector<std::string>> completions_acked;
 };
 
 class SimWorker {
@@ -83,6 +86,13 @@ class SimWorker {
   // Called when a request of this worker that asks for an eager hand-out
   // reaches the engine (the simulation aims engine crashes there).
   std::function<void()> on_eager_request_delivered;
+  // The live incarnation's identity ("" while crashed): a start that asks
+  // for its first workflow task (eager start) asks for it on this behalf.
+  std::string identity() const;
+  // Runs the workflow task a start's answer carried, on a fiber of its own,
+  // as a poll would have; dropped if the incarnation `identity` names has
+  // died since (the task times out and is handed out again).
+  void run_eager_start(const std::string& identity, const v1::PollWorkflowTaskResponse& task);
 
  private:
   struct Incarnation;

@@ -448,7 +448,59 @@ Workload generate_workload(uint64_t seed) {
     crash.at = d.duration(1s, w.faults_end);
     w.worker_crashes.push_back(crash);
   }
+  // Drawn last, so the rest of a seed's workload is what it was before.
+  const int disk_faults = static_cast<int>(d.random(4));
+  for (int i = 0; i < disk_faults; ++i) {
+    DiskFault fault;
+    fault.kind = static_cast<DiskFault::Kind>(d.random(8));
+    fault.at = d.duration(1s, w.faults_end);
+    switch (fault.kind) {
+      case DiskFault::Kind::kFull:
+        fault.n = 500 + static_cast<int>(d.random(20'000));
+        break;
+      case DiskFault::Kind::kSlow:
+        fault.n = 5'000 + static_cast<int>(d.random(60'000));
+        break;
+      case DiskFault::Kind::kFsyncFail:
+        fault.n = 1 + static_cast<int>(d.random(3));
+        break;
+      case DiskFault::Kind::kPowerLoss:
+        fault.n = 1;
+        break;
+      case DiskFault::Kind::kPowerLossMidWrite:
+        fault.n = 1 + static_cast<int>(d.random(40));
+        break;
+      case DiskFault::Kind::kFullAtCommit:
+      case DiskFault::Kind::kPowerLossBeforeCommit:
+      case DiskFault::Kind::kPowerLossAfterCommit:
+        fault.n = 1 + static_cast<int>(d.random(5));
+        break;
+    }
+    w.disk_faults.push_back(fault);
+  }
   return w;
+}
+
+const char* disk_fault_name(DiskFault::Kind kind) {
+  switch (kind) {
+    case DiskFault::Kind::kFull:
+      return "full";
+    case DiskFault::Kind::kFullAtCommit:
+      return "full-at-commit";
+    case DiskFault::Kind::kFsyncFail:
+      return "fsync-fail";
+    case DiskFault::Kind::kSlow:
+      return "slow";
+    case DiskFault::Kind::kPowerLoss:
+      return "power-loss";
+    case DiskFault::Kind::kPowerLossBeforeCommit:
+      return "power-loss-before-commit";
+    case DiskFault::Kind::kPowerLossAfterCommit:
+      return "power-loss-after-commit";
+    case DiskFault::Kind::kPowerLossMidWrite:
+      return "power-loss-mid-write";
+  }
+  return "?";
 }
 
 std::string to_text(const Workload& w) {
@@ -464,6 +516,8 @@ std::string to_text(const Workload& w) {
   }
   for (const auto& c : w.worker_crashes) out << "worker-crash " << ms(c.at) << ' ' << c.worker << '\n';
   if (w.upgrade_at > Duration(0)) out << "upgrade " << ms(w.upgrade_at) << '\n';
+  for (const auto& f : w.disk_faults)
+    out << "disk-fault " << disk_fault_name(f.kind) << ' ' << ms(f.at) << ' ' << f.n << '\n';
   for (const auto& spec : w.workflows) {
     out << "workflow " << spec.id;
     if (spec.ending == WorkflowSpec::Ending::kCancel) out << " cancel";
@@ -497,7 +551,7 @@ Result<Workload> parse_workload(const std::string& text) {
     std::vector<int64_t> n;
     if (item != "workflow") {
       for (size_t i = 0; i < args.size(); ++i) {
-        if (item == "engine-crash" && i == 1) {
+        if ((item == "engine-crash" && i == 1) || (item == "disk-fault" && i == 0)) {
           n.push_back(0);
           continue;
         }
@@ -528,6 +582,19 @@ Result<Workload> parse_workload(const std::string& text) {
       if (!known) return bad("unknown crash point '" + args[1] + "'");
       c.countdown = static_cast<int>(n[2]);
       w.engine_crashes.push_back(c);
+    } else if (item == "disk-fault" && n.size() == 3) {
+      DiskFault f;
+      bool known = false;
+      for (int k = 0; k <= static_cast<int>(DiskFault::Kind::kPowerLossMidWrite); ++k) {
+        if (args[0] == disk_fault_name(static_cast<DiskFault::Kind>(k))) {
+          f.kind = static_cast<DiskFault::Kind>(k);
+          known = true;
+        }
+      }
+      if (!known) return bad("unknown disk fault '" + args[0] + "'");
+      f.at = std::chrono::milliseconds(n[1]);
+      f.n = static_cast<int>(n[2]);
+      w.disk_faults.push_back(f);
     } else if (item == "upgrade" && n.size() == 1) {
       w.upgrade_at = std::chrono::milliseconds(n[0]);
     } else if (item == "worker-crash" && n.size() == 2) {

@@ -13,6 +13,7 @@
 //   engine-crash <at ms> between|before-commit|after-commit <countdown>
 //   worker-crash <at ms> <worker index>
 //   upgrade <at ms>   (all workers restarted with version 2 of the code; none: version 2 throughout)
+//   disk-fault <kind> <at ms> <n>   (DiskFault: what n is depends on the kind)
 //   workflow <id> [cancel] [signal-with-start] : <step> <step> ...
 // A step is a name, with its numbers in parentheses:
 //   activity(fails) timer(s) signal all+spawn(fails,s) any-race(fails,s) local(fails,s)
@@ -68,6 +69,34 @@ struct WorkerCrash {
   int worker = 0;
 };
 
+// A fault of the disk under the engine's SQLite file (the simulated disk,
+// tests/store/power_loss_vfs.hpp). `n` is, by kind:
+//   full               every write fails with SQLITE_FULL for n ms, then there is room again
+//   full-at-commit     the n-th next batch fails at COMMIT for want of room
+//   fsync-fail         the next n syncs fail (a commit's, a checkpoint's)
+//   slow               for n ms each commit takes 50 ms to 2 s of virtual time
+//   power-loss         the machine loses power (what was not synced is gone,
+//                      then the engine restarts): at once (n unused)
+//   power-loss-before-commit / -after-commit   at the n-th next passage of that point
+//   power-loss-mid-write   at the n-th next write, truncation or sync (inside a
+//                      commit or a checkpoint)
+struct DiskFault {
+  enum class Kind {
+    kFull,
+    kFullAtCommit,
+    kFsyncFail,
+    kSlow,
+    kPowerLoss,
+    kPowerLossBeforeCommit,
+    kPowerLossAfterCommit,
+    kPowerLossMidWrite
+  };
+  Kind kind = Kind::kFull;
+  Duration at{0};
+  int n = 1;
+};
+const char* disk_fault_name(DiskFault::Kind kind);
+
 struct Workload {
   std::vector<WorkflowSpec> workflows;  // top level only; children() derives the rest
   std::vector<SimWorker::Shape> workers;
@@ -77,6 +106,7 @@ struct Workload {
   // When every worker is restarted with version 2 of the code (patch
   // steps); until then they run version 1. Zero: version 2 throughout.
   Duration upgrade_at{0};
+  std::vector<DiskFault> disk_faults;
 };
 
 Workload generate_workload(uint64_t seed);

@@ -31,6 +31,8 @@ struct State {
   int64_t operations_left = -1;  // writes, truncations and syncs until the cut; -1: no cut planned
   bool cut = false;
   int64_t syncs = 0;
+  bool full = false;          // every write fails with SQLITE_FULL
+  int64_t failing_syncs = 0;  // syncs still to fail
 };
 
 State& state() {
@@ -80,6 +82,7 @@ int image_write(sqlite3_file* f, const void* data, int amount, sqlite3_int64 off
   State& s = state();
   std::lock_guard lock(s.mu);
   if (!powered(s)) return SQLITE_IOERR_WRITE;
+  if (s.full) return SQLITE_FULL;
   Image& image = *as_image(f)->image;
   if (static_cast<int64_t>(image.bytes.size()) < offset + amount) image.bytes.resize(offset + amount);
   std::memcpy(image.bytes.data() + offset, data, amount);
@@ -107,6 +110,10 @@ int image_sync(sqlite3_file* f, int flags) {
   State& s = state();
   std::lock_guard lock(s.mu);
   if (!powered(s)) return SQLITE_IOERR_FSYNC;
+  if (s.failing_syncs > 0) {
+    --s.failing_syncs;
+    return SQLITE_IOERR_FSYNC;
+  }
   ImageFile* file = as_image(f);
   Image& image = *file->image;
   sqlite3_file* real = file->real;
@@ -343,12 +350,46 @@ void PowerLossVfs::restore_power() {
   s.images.clear();
   s.operations_left = -1;
   s.cut = false;
+  s.full = false;
+  s.failing_syncs = 0;
 }
 
 int64_t PowerLossVfs::syncs() const {
   State& s = state();
   std::lock_guard lock(s.mu);
   return s.syncs;
+}
+
+void PowerLossVfs::set_disk_full(bool full) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  s.full = full;
+}
+
+bool PowerLossVfs::disk_full() const {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  return s.full;
+}
+
+void PowerLossVfs::fail_next_syncs(int64_t n) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  s.failing_syncs = n;
+}
+
+int64_t PowerLossVfs::failing_syncs_left() const {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  return s.failing_syncs;
+}
+
+void PowerLossVfs::clear_planned_faults() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  s.full = false;
+  s.failing_syncs = 0;
+  if (!s.cut) s.operations_left = -1;
 }
 
 }  // namespace reprise::engine::testing
