@@ -175,7 +175,7 @@ def configure_used(source_root, scratch):
     with open(os.path.join(scratch, 'meson-logs', 'meson-log.txt'), encoding='utf-8', errors='replace') as f:
         for line in f:
             # Program protoc found: YES (/usr/bin/protoc) / Found CMake: /usr/bin/cmake (3.25.1)
-            match = re.match(r'Program (\S+) found: YES \((\S+)', line) or \
+            match = re.match(r'Program (\S+) found: YES \(([^\s)]+)', line) or \
                 re.match(r'Found (\S+): (/\S+)', line)
             if match:
                 used.append((match.group(2), 'a program meson looks up: ' + match.group(1)))
