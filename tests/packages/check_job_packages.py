@@ -9,7 +9,7 @@ this machine, from the build directory itself:
   - every header the compiler read (ninja's deps log),
   - every program the build's commands run (the compiler among them), every
     file they name (libraries, protoc's plugin) and the libraries of their
-    -l names, and meson, ninja and pkg-config;
+    -l names, and meson, ninja, pkg-config and dpkg-architecture;
 
 and for `./run build` also what meson looks up when it sets a new build dir
 up as `./run demo` does (in SCRATCH_DIR: programs such as protoc and CMake,
@@ -161,7 +161,8 @@ class Build:
                             if found:
                                 used.append((found[0], 'a library a link names: ' + word))
                                 break
-        for program in ('meson', 'ninja', 'pkg-config'):
+        # meson asks dpkg-architecture for the library directory (lib/x86_64-linux-gnu) at setup.
+        for program in ('meson', 'ninja', 'pkg-config', 'dpkg-architecture'):
             used.append((shutil.which(program) or program, 'the build itself'))
         return used
 
