@@ -40,16 +40,14 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
   if (!namespaces) return namespaces.status();
   std::unique_ptr<Engine> engine(new Engine(store, std::move(options)));
   engine->namespaces_ = std::move(namespaces).value();
-  // Rebuild the task queues from the durable task table.
-  int64_t after = 0;
-  while (true) {
-    Result<std::vector<TaskRecord>> page = store.load_tasks(after, 1000);
-    if (!page) return page.status().with_context("rebuilding task queues");
-    if (page->empty()) break;
-    for (TaskRecord& task : *page) {
-      after = task.task_id;
-      engine->dispatch(std::move(task));
-    }
+  // Rebuild the task queues from the durable task table: every task, or
+  // in a cluster those of the shards this node holds, now and as they come.
+  engine->shards_ = store.ownership();
+  if (engine->shards_ == nullptr) {
+    REPRISE_RETURN_IF_ERROR(engine->gain_shards({}));
+  } else {
+    engine->shards_->listen({[e = engine.get()](const ShardSet& gained) { (void)e->gain_shards(gained); },
+                             [e = engine.get()](const ShardSet& lost) { e->lose_shards(lost); }});
   }
   if (engine->options_.runtime != nullptr) {
     engine->check_timers();  // the driver runs the rest of the background work
@@ -96,7 +94,8 @@ void Engine::shutdown() {
   // Commits waiting for room on a full disk fail instead of holding the
   // operations below (and so this shutdown) until the disk has room.
   store_.stop_waiting_for_space();
-  matching_.shutdown();  // parked polls answer empty
+  if (shards_ != nullptr) shards_->listen({});  // no shard change reaches a closing engine
+  matching_.shutdown();                         // parked polls answer empty
   {
     std::lock_guard lock(timer_mu_);
     stopping_ = true;

@@ -546,6 +546,12 @@ class Engine {
   void deliver_external(TaskRecord task, const internal::TransferTask& transfer, int attempt);
   // Where a committed or rebuilt task goes: a worker's queue, or the engine.
   void dispatch(TaskRecord task);
+  // Cluster (shard_changes.cpp): whether this node serves `key`'s shard
+  // now; what it does when it gains shards (loads their tasks) and loses
+  // them (drops their queued tasks and held starts).
+  bool serves(const ExecutionKey& key) const { return shards_ == nullptr || shards_->serves(key); }
+  Status gain_shards(const ShardSet& gained);
+  void lose_shards(const ShardSet& lost);
 
   // Retention (retention.cpp). Deletes a closed run under its id's and its
   // own serializer (the order start_run takes them in), so no transition of
@@ -587,6 +593,9 @@ class Engine {
   void finish_timer(int64_t timer_id, bool look_again);
 
   Store& store_;
+  // The shards this node serves when its store is shared by a cluster
+  // (shard_changes.cpp); nullptr: it serves every execution.
+  ShardOwnership* shards_ = nullptr;
   EngineOptions options_;
   const EngineMetrics metrics_{options_.metrics};
   const Clock& clock_;

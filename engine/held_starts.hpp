@@ -83,6 +83,13 @@ class HeldStarts {
     std::lock_guard lock(mu_);
     return entries_.size();
   }
+  // Forgets the changes of the executions `pred` picks (their shard moved
+  // to another node, which loads its tasks from the store); how many.
+  template <typename Pred>
+  size_t erase_if(Pred pred) {
+    std::lock_guard lock(mu_);
+    return std::erase_if(entries_, [&pred](const auto& entry) { return pred(entry.first); });
+  }
 
  private:
   mutable std::mutex mu_;

@@ -188,6 +188,9 @@ Result<RetentionPass> Engine::sweep_namespace(const std::string& namespace_id, s
     if (!runs) return runs.status().with_context("looking for runs past retention");
     if (runs->empty()) break;
     after = runs->back();
+    const size_t found = runs->size();
+    // Another node's shards are its own to sweep.
+    std::erase_if(*runs, [this](const ClosedRun& run) { return !serves(run.key); });
     // Each run is its own serialized delete; the writer commits the batch
     // in one or a few short transactions, and the next batch waits for it.
     struct Batch {
@@ -219,7 +222,7 @@ Result<RetentionPass> Engine::sweep_namespace(const std::string& namespace_id, s
     pass.deleted += b->deleted;
     pass.postponed += b->postponed;
     if (first_error.is_ok()) first_error = b->error;
-    if (static_cast<int>(runs->size()) < batch) break;
+    if (static_cast<int>(found) < batch) break;
   }
   if (pass.deleted > 0 || pass.postponed > 0) {
     log::info("retention deleted closed runs", {{"namespace", namespace_id},

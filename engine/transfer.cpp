@@ -26,6 +26,7 @@ std::chrono::milliseconds retry_delay(int attempt) {
 }  // namespace
 
 void Engine::run_transfer(TaskRecord task, int attempt) {
+  if (!serves(task.execution)) return;  // its shard moved: the new owner runs it
   internal::TransferTask transfer;
   if (!transfer.ParseFromString(task.payload)) {
     log::error("dropping a transfer task whose payload does not parse",

@@ -105,6 +105,9 @@ void Engine::poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response>
   auto again = [=, this] { poll_task(spec, reply, start, fill); };
   const Matching::PollId id = matching_.poll(spec.queue, spec.deadline, [=, this](std::optional<TaskRecord> task) {
     if (!task) return reply(Response());
+    // Its shard moved to another node, which hands it out from its own
+    // queues: this node lets it go.
+    if (!serves(task->execution)) return again();
     if (spec.ticket && spec.ticket->canceled()) {
       // The poller went away: the task goes to the next one, untouched.
       matching_.add(std::move(*task));

@@ -78,6 +78,27 @@ bool Matching::remove(const QueueKey& key, int64_t task_id) {
   return true;
 }
 
+size_t Matching::remove_if(const std::function<bool(const TaskRecord&)>& pred) {
+  std::lock_guard lock(mu_);
+  size_t removed = 0;
+  for (auto q = queues_.begin(); q != queues_.end();) {
+    auto& tasks = q->second.tasks;
+    for (auto t = tasks.begin(); t != tasks.end();) {
+      if (!pred(*t)) {
+        ++t;
+        continue;
+      }
+      queued_task_ids_.erase(t->task_id);
+      t = tasks.erase(t);
+      ++removed;
+    }
+    auto next = std::next(q);
+    drop_if_idle_locked(q);
+    q = next;
+  }
+  return removed;
+}
+
 bool Matching::cancel(PollId id) {
   std::optional<PollCallback> done;
   {

@@ -67,6 +67,10 @@ class Matching {
   // False if a poller took it already.
   bool remove(const QueueKey& key, int64_t task_id);
 
+  // Removes every queued task `pred` picks (their shard moved to another
+  // node); how many.
+  size_t remove_if(const std::function<bool(const TaskRecord&)>& pred);
+
   // Ends a parked poll with no task (its caller went away). False if it had
   // already ended.
   bool cancel(PollId id);

@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reprise-server: cannot listen on %s\n", flags.listen.c_str());
     return 1;
   }
+  announce_address(**store, flags, port);
   ServingStatus serving_status(
       *server->GetHealthCheckService(), [&] { return (*engine)->server_problem(); }, std::chrono::seconds(1));
   // The HTTP listeners: /metrics and the web UI, on one address or two.

@@ -13,4 +13,9 @@ namespace reprise::engine {
 
 Result<std::unique_ptr<Store>> open_database(ServerFlags& flags);
 
+// A store shared by a cluster: the address this node announces to the
+// others (--cluster-address, else the host name and `port`, the one it
+// listens on). Nothing for a SQLite store.
+void announce_address(Store& store, const ServerFlags& flags, int port);
+
 }  // namespace reprise::engine

@@ -35,6 +35,24 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
          "condition fails (pipelined, the default), or a savepoint per transition always (savepoints)")
       ->check(CLI::IsMember({"pipelined", "savepoints"}).description(""))
       ->type_name("pipelined|savepoints");
+  app.add_option("--node-id", f.postgres.cluster.node_id,
+                 "PostgreSQL: this node's name in the cluster of servers sharing the database, unique among them; "
+                 "kept across restarts, the node takes its shards back at once (default HOST:PORT of --listen, or "
+                 "the host name and a random suffix with port 0; docs/cluster.md)")
+      ->type_name("NAME");
+  app.add_option("--cluster-address", f.postgres.cluster.address,
+                 "PostgreSQL: the address other nodes and clients reach this node at, announced to the cluster "
+                 "(default the host name and the port it listens on)")
+      ->type_name("HOST:PORT");
+  command_line::add_duration_flag(
+      app, "--shard-lease",
+      [&f](std::chrono::milliseconds lease) {
+        if (lease < std::chrono::milliseconds(100))
+          throw CLI::ValidationError("--shard-lease", "must be at least 100ms");
+        f.postgres.cluster.lease = lease;
+      },
+      "PostgreSQL: how long a node's shard leases last unrenewed (renewed every quarter of it): a node that "
+      "crashes, pauses or is cut off loses its shards to the others after about this. Default 10s");
   app.add_option("--listen", f.listen, "The address to serve on (port 0 picks one)")
       ->type_name("HOST:PORT")
       ->capture_default_str();

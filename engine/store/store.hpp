@@ -21,6 +21,7 @@
 
 #include "engine/store/blob_store.hpp"
 #include "engine/store/records.hpp"
+#include "engine/store/shard_ownership.hpp"
 #include "engine/store/storage_stats.hpp"
 #include "engine/store/task_token_keys.hpp"
 #include "history/status.hpp"
@@ -108,6 +109,11 @@ class Store {
   // opened; empty for a store that keeps none (the engine then signs with a
   // key of its own that dies with it).
   virtual std::vector<TaskTokenKey> task_token_keys() const { return {}; }
+  // The shards this node serves, for a store shared by a cluster of nodes
+  // (shard_ownership.hpp); nullptr for a store that serves everything. Its
+  // due_timers() and next_timer_time() then see only the timers of the
+  // shards it serves. Lives as long as the store.
+  virtual ShardOwnership* ownership() { return nullptr; }
 };
 
 }  // namespace reprise::engine

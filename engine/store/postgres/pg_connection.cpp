@@ -259,6 +259,13 @@ Status PgConnection::reconnect() {
   if (broken()) return error("reconnecting");
   PQsetNoticeProcessor(
       conn_, [](void*, const char*) {}, nullptr);
+  for (const std::string& setting : session_settings_) REPRISE_RETURN_IF_ERROR(exec(setting));
+  return Status::ok();
+}
+
+Status PgConnection::set_session(const std::string& sql) {
+  REPRISE_RETURN_IF_ERROR(exec(sql));
+  session_settings_.push_back(sql);
   return Status::ok();
 }
 

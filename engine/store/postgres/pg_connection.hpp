@@ -93,8 +93,12 @@ class PgConnection {
 
   // The connection is gone (the server restarted, the network broke).
   bool broken() const;
-  // Connects again (prepared statements are forgotten).
+  // Connects again (prepared statements are forgotten; set_session()'s
+  // settings are made again).
   Status reconnect();
+  // Runs `sql` (a SET) now and after every reconnect: a setting of this
+  // connection's sessions.
+  Status set_session(const std::string& sql);
   // The database's URL without its password, for messages.
   const std::string& name() const { return name_; }
   // A status for what the server said last (or `what` when it said nothing).
@@ -108,6 +112,7 @@ class PgConnection {
   std::string url_;
   std::string name_;
   std::map<std::string, std::string> statements_;  // sql -> prepared name
+  std::vector<std::string> session_settings_;
 };
 
 }  // namespace reprise::engine

@@ -140,6 +140,23 @@ CREATE TABLE api_keys (
   revoked_at BIGINT
 );
 )sql"},
+    // The cluster (docs/cluster.md): a lease per shard, fenced by range_id,
+    // and the nodes that heartbeat. Times are the database's own clock
+    // (now()), never a node's. The rows of `shards` are made at open, one
+    // per shard of the count fixed at creation.
+    {2, R"sql(
+CREATE TABLE shards (
+  shard_id   BIGINT PRIMARY KEY,
+  owner      TEXT NOT NULL,
+  range_id   BIGINT NOT NULL,
+  expires_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE cluster_members (
+  node_id      TEXT PRIMARY KEY,
+  address      TEXT NOT NULL,
+  heartbeat_at TIMESTAMPTZ NOT NULL
+);
+)sql"},
 };
 
 Result<int> parse_positive(const std::string& text) {
@@ -222,6 +239,12 @@ Result<PgSchema> migrate_postgres(PgConnection& db, std::span<const PgMigration>
   Result<int> count = parse_positive(*shards);
   if (!count || *count < 1) return fail(Status::data_loss("database '" + db.name() + "' records a bad shard_count"));
   schema.shard_count = *count;
+  // A free lease for every shard (expired since the epoch).
+  Result<PgResult> leases = db.query(
+      "INSERT INTO shards (shard_id, owner, range_id, expires_at) "
+      "SELECT s, '', 0, 'epoch' FROM generate_series(0, $1 - 1) AS s ON CONFLICT DO NOTHING",
+      PgParams().add(static_cast<int64_t>(schema.shard_count)));
+  if (!leases) return fail(leases.status());
   REPRISE_RETURN_IF_ERROR(db.exec("COMMIT"));
   return schema;
 }

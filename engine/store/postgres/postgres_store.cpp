@@ -1,5 +1,10 @@
 #include "engine/store/postgres/postgres_store.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+
 #include "engine/store/api_keys.hpp"
 #include "engine/store/postgres/postgres_schema.hpp"
 #include "engine/store/visibility_page_token.hpp"
@@ -50,6 +55,16 @@ Result<std::vector<TaskTokenKey>> load_keys(PgPool& pool, bool rotate) {
   return keys;
 }
 
+// host name and a random suffix: unique, but new at every start.
+std::string made_up_node_id() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  std::random_device random;
+  char suffix[17] = {};
+  std::snprintf(suffix, sizeof(suffix), "%08x%08x", random(), random());
+  return std::string(host[0] != '\0' ? host : "node") + "-" + suffix;
+}
+
 PgParams& add_retention(PgParams& p, const std::optional<std::chrono::seconds>& retention) {
   return retention ? p.add(static_cast<int64_t>(retention->count())) : p.add_null_int();
 }
@@ -87,25 +102,40 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::open(const std::string& ur
   Result<std::vector<TaskTokenKey>> keys = load_keys(*pool, options.rotate_task_token_key);
   if (!keys) return keys.status();
   const std::string name = (*writer)->name();
-  auto tw = std::make_unique<PgTransitionWriter>(std::move(*writer), schema->shard_count, options.max_batch,
-                                                 options.commit_shape, std::move(options.fault_hook), clock);
-  return std::unique_ptr<PostgresStore>(
-      new PostgresStore(name, report, clock, std::move(pool), std::move(tw), std::move(*keys), options.blobs));
+  // A batch never holds its shards' rows locked for long after its node
+  // stopped (paused mid-batch): PostgreSQL ends the session, and the
+  // takeover goes on.
+  Status idle = (*writer)->set_session("SET idle_in_transaction_session_timeout = '" +
+                                       std::to_string(options.cluster.lease.count()) + "ms'");
+  if (!idle.is_ok()) return idle;
+  if (options.cluster.node_id.empty()) options.cluster.node_id = made_up_node_id();
+  Result<std::unique_ptr<PgConnection>> lease_db = PgConnection::connect(url);
+  if (!lease_db) return lease_db.status();
+  Result<std::unique_ptr<PgShardLeases>> leases =
+      PgShardLeases::start(std::move(*lease_db), schema->shard_count, options.cluster);
+  if (!leases) return leases.status();
+  auto tw =
+      std::make_unique<PgTransitionWriter>(std::move(*writer), schema->shard_count, options.max_batch,
+                                           options.commit_shape, std::move(options.fault_hook), clock, leases->get());
+  return std::unique_ptr<PostgresStore>(new PostgresStore(name, report, clock, std::move(pool), std::move(*leases),
+                                                          std::move(tw), std::move(*keys), options.blobs));
 }
 
 PostgresStore::PostgresStore(std::string name, PgOpenReport report, const Clock& clock, std::unique_ptr<PgPool> pool,
-                             std::unique_ptr<PgTransitionWriter> writer, std::vector<TaskTokenKey> task_token_keys,
-                             BlobStoreOptions blob_options)
+                             std::unique_ptr<PgShardLeases> leases, std::unique_ptr<PgTransitionWriter> writer,
+                             std::vector<TaskTokenKey> task_token_keys, BlobStoreOptions blob_options)
     : name_(std::move(name)),
       report_(std::move(report)),
       clock_(clock),
       pool_(std::move(pool)),
+      leases_(std::move(leases)),
       writer_(std::move(writer)),
       blobs_(std::make_unique<PgBlobStore>(*pool_, clock_, blob_options)),
       task_token_keys_(std::move(task_token_keys)) {}
 
 PostgresStore::~PostgresStore() {
   writer_.reset();  // commits or fails everything queued first
+  leases_.reset();  // then gives the shards up
 }
 
 int64_t PostgresStore::shard(const std::string& namespace_id, const std::string& workflow_id) const {
@@ -196,11 +226,18 @@ Result<std::vector<TaskRecord>> PostgresStore::load_tasks(int64_t after_task_id,
 }
 
 Result<std::vector<TimerRecord>> PostgresStore::due_timers(TimePoint until, int limit) {
+  // Only the shards this node serves (all of them: no filter).
+  const std::string served = leases_->served_array();
+  PgParams params;
+  params.add(to_unix_nanos(until)).add(limit);
+  std::string sql = "SELECT timer_id, fire_at, namespace, workflow_id, run_id, payload FROM timers WHERE fire_at <= $1";
+  if (!served.empty()) {
+    sql += " AND shard_id = ANY($3::text::bigint[])";
+    params.add_text(served);
+  }
+  sql += " ORDER BY fire_at, timer_id LIMIT $2";
   PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r = db->query(
-      "SELECT timer_id, fire_at, namespace, workflow_id, run_id, payload FROM timers "
-      "WHERE fire_at <= $1 ORDER BY fire_at, timer_id LIMIT $2",
-      PgParams().add(to_unix_nanos(until)).add(limit));
+  Result<PgResult> r = db->query(sql, params);
   if (!r) return r.status();
   std::vector<TimerRecord> out;
   for (int i = 0; i < r->rows(); ++i) {
@@ -210,8 +247,12 @@ Result<std::vector<TimerRecord>> PostgresStore::due_timers(TimePoint until, int 
 }
 
 Result<std::optional<TimePoint>> PostgresStore::next_timer_time() {
+  const std::string served = leases_->served_array();
   PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r = db->query("SELECT min(fire_at) FROM timers");
+  Result<PgResult> r = served.empty()
+                           ? db->query("SELECT min(fire_at) FROM timers")
+                           : db->query("SELECT min(fire_at) FROM timers WHERE shard_id = ANY($1::text::bigint[])",
+                                       PgParams().add_text(served));
   if (!r) return r.status();
   if (r->rows() == 0 || r->is_null(0, 0)) return std::optional<TimePoint>();
   return std::optional<TimePoint>(from_unix_nanos(r->get_int(0, 0)));

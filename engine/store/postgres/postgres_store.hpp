@@ -10,12 +10,18 @@
 // server can warn when they are off. Every row of an execution carries its
 // shard (shard.hpp), with the shard count fixed when the database is created.
 // docs/storage.md, "PostgreSQL".
+//
+// Several stores (reprise-server nodes) may share one database: each takes
+// leases on the shards it serves (pg_shard_leases.hpp), writes only to
+// those, fenced by their range_id, and sees only their timers; a store
+// alone takes every shard. docs/cluster.md.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "engine/store/database_url.hpp"
+#include "engine/store/postgres/pg_shard_leases.hpp"
 #include "engine/store/postgres/postgres_blob_store.hpp"
 #include "engine/store/postgres/postgres_writer.hpp"
 #include "engine/store/shard.hpp"
@@ -32,6 +38,9 @@ struct PostgresStoreOptions {
   FaultHook fault_hook{};        // tests only
   const Clock* clock = nullptr;  // defaults to the system clock
   bool rotate_task_token_key = false;
+  // This node's shard leases; an empty node id is made up (host name and a
+  // random suffix), so a restart waits for the old leases to run out.
+  ShardLeaseOptions cluster{};
 };
 
 // What opening found, for the server's log.
@@ -71,6 +80,8 @@ class PostgresStore final : public Store {
   BlobStore& blobs() override { return *blobs_; }
   StorageStats storage_stats() const override;
   std::vector<TaskTokenKey> task_token_keys() const override { return task_token_keys_; }
+  ShardOwnership* ownership() override { return leases_.get(); }
+  PgShardLeases& leases() { return *leases_; }
 
   WriterStats writer_stats() const { return writer_->stats(); }
   const PgOpenReport& open_report() const { return report_; }
@@ -78,14 +89,15 @@ class PostgresStore final : public Store {
 
  private:
   PostgresStore(std::string name, PgOpenReport report, const Clock& clock, std::unique_ptr<PgPool> pool,
-                std::unique_ptr<PgTransitionWriter> writer, std::vector<TaskTokenKey> task_token_keys,
-                BlobStoreOptions blob_options);
+                std::unique_ptr<PgShardLeases> leases, std::unique_ptr<PgTransitionWriter> writer,
+                std::vector<TaskTokenKey> task_token_keys, BlobStoreOptions blob_options);
   int64_t shard(const std::string& namespace_id, const std::string& workflow_id) const;
 
   std::string name_;
   PgOpenReport report_;
   const Clock& clock_;
   std::unique_ptr<PgPool> pool_;
+  std::unique_ptr<PgShardLeases> leases_;  // before the writer, which fences with it
   std::unique_ptr<PgTransitionWriter> writer_;
   std::unique_ptr<PgBlobStore> blobs_;
   std::vector<TaskTokenKey> task_token_keys_;

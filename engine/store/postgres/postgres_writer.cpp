@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <set>
 
 #include "engine/store/shard.hpp"
 
@@ -49,13 +50,15 @@ constexpr const char* kExecutionKey = "shard_id = $1 AND namespace = $2 AND work
 }  // namespace
 
 PgTransitionWriter::PgTransitionWriter(std::unique_ptr<PgConnection> db, int shard_count, int max_batch,
-                                       PgCommitShape shape, FaultHook fault_hook, const Clock& clock)
+                                       PgCommitShape shape, FaultHook fault_hook, const Clock& clock,
+                                       const PgShardLeases* leases)
     : db_(std::move(db)),
       shard_count_(shard_count),
       max_batch_(std::max(1, max_batch)),
       shape_(shape),
       fault_hook_(std::move(fault_hook)),
       clock_(clock),
+      leases_(leases),
       thread_([this] { run(); }) {}
 
 PgTransitionWriter::~PgTransitionWriter() {
@@ -101,9 +104,61 @@ void PgTransitionWriter::run() {
   }
 }
 
+Result<Step> PgTransitionWriter::fence(int64_t shard) const {
+  const int64_t range = leases_->held_range(shard);
+  if (range == 0) {
+    return Status::unavailable("shard " + std::to_string(shard) + " is not served by this node (" + leases_->node_id() +
+                               "); it is served by " + leases_->owner_of(shard));
+  }
+  Step step;
+  step.sql = "SELECT 1 FROM shards WHERE shard_id = $1 AND owner = $2 AND range_id = $3 FOR UPDATE";
+  step.params.add(shard).add_text(leases_->node_id()).add(range);
+  step.check = Check::kReturned;
+  step.fail = [shard, range](PgConnection& db) {
+    // Who holds it now, for the message.
+    Result<PgResult> now = db.query("SELECT owner, range_id FROM shards WHERE shard_id = $1", PgParams().add(shard));
+    std::string holder = "another node";
+    if (now && now->rows() == 1) {
+      holder = "node " + now->get_bytes(0, 0) + " (range_id " + std::to_string(now->get_int(0, 1)) + ")";
+    }
+    return Status::unavailable("shard " + std::to_string(shard) + " was taken over by " + holder +
+                               ": this node's lease on it, range_id " + std::to_string(range) + ", is gone");
+  };
+  step.fences = shard;
+  return step;
+}
+
+Status PgTransitionWriter::fence_rows(const std::vector<Step>& steps, const std::vector<int64_t>& captured) {
+  for (int64_t shard : captured) {
+    const bool fenced =
+        std::any_of(steps.begin(), steps.end(), [shard](const Step& step) { return step.fences == shard; });
+    if (fenced) continue;
+    Result<Step> step = fence(shard);
+    if (!step) return step.status();
+    Result<PgResult> r = db_->query(step->sql, step->params);
+    if (!r) return r.status();
+    if (r->rows() == 0) return step->fail(*db_);
+  }
+  return Status::ok();
+}
+
 Result<std::vector<Step>> PgTransitionWriter::plan(const Transition& t) const {
   std::vector<Step> steps;
   auto shard = [this](const ExecutionKey& k) { return shard_of(k.namespace_id, k.workflow_id, shard_count_); };
+  // The shards the transition writes, each fenced after its writes.
+  std::set<int64_t> shards;
+  if (leases_ != nullptr) {
+    for (const ExecutionKey& k : t.delete_executions) shards.insert(shard(k));
+    for (const ExecutionWrite& w : t.executions) shards.insert(shard(w.key));
+    for (const CurrentRunWrite& w : t.current_runs) {
+      shards.insert(shard_of(w.run.namespace_id, w.run.workflow_id, shard_count_));
+    }
+    for (const TaskRecord& task : t.add_tasks) shards.insert(shard(task.execution));
+    for (const TimerRecord& timer : t.add_timers) shards.insert(shard(timer.execution));
+  }
+  // A task or timer removed by id tells its shard, fenced unless one of
+  // the above is the same.
+  const Step::Capture removed_row = leases_ != nullptr ? Step::Capture::kShard : Step::Capture::kNone;
   auto add = [&steps](std::string sql, PgParams params, Check check = Check::kNone,
                       std::function<Status(PgConnection&)> fail = nullptr) {
     steps.push_back({std::move(sql), std::move(params), check, Step::Capture::kNone, std::move(fail)});
@@ -189,8 +244,9 @@ Result<std::vector<Step>> PgTransitionWriter::plan(const Transition& t) const {
   }
 
   for (int64_t id : t.remove_tasks) {
-    add("DELETE FROM tasks WHERE task_id = $1", PgParams().add(id), Check::kChanged,
+    add("DELETE FROM tasks WHERE task_id = $1 RETURNING shard_id", PgParams().add(id), Check::kReturned,
         fails_with(Status::aborted("task " + std::to_string(id) + " no longer exists")));
+    steps.back().capture = removed_row;
   }
   for (const TaskRecord& task : t.add_tasks) {
     PgParams p = keyed(shard(task.execution), task.execution);
@@ -201,8 +257,9 @@ Result<std::vector<Step>> PgTransitionWriter::plan(const Transition& t) const {
     steps.back().capture = Step::Capture::kTaskId;
   }
   for (int64_t id : t.remove_timers) {
-    add("DELETE FROM timers WHERE timer_id = $1", PgParams().add(id), Check::kChanged,
+    add("DELETE FROM timers WHERE timer_id = $1 RETURNING shard_id", PgParams().add(id), Check::kReturned,
         fails_with(Status::aborted("timer " + std::to_string(id) + " no longer exists")));
+    steps.back().capture = removed_row;
   }
   for (const TimerRecord& timer : t.add_timers) {
     PgParams p = keyed(shard(timer.execution), timer.execution);
@@ -257,13 +314,20 @@ Result<std::vector<Step>> PgTransitionWriter::plan(const Transition& t) const {
         "ON CONFLICT DO NOTHING",
         PgParams().add_bytes(hash).add_text(r.owner.namespace_id));
   }
+
+  // Last, though its lock holds until COMMIT wherever it stands.
+  for (int64_t s : shards) {
+    Result<Step> f = fence(s);
+    if (!f) return f.status();
+    steps.push_back(std::move(*f));
+  }
   return steps;
 }
 
 namespace {
 
 // Whether `r` shows what `step` needs; records what it captures.
-bool holds(const Step& step, const PgResult& r, CommitResult& result) {
+bool holds(const Step& step, const PgResult& r, CommitResult& result, std::vector<int64_t>& shards) {
   switch (step.check) {
     case Check::kNone:
       break;
@@ -276,6 +340,7 @@ bool holds(const Step& step, const PgResult& r, CommitResult& result) {
   }
   if (step.capture == Step::Capture::kTaskId) result.task_ids.push_back(r.get_int(0, 0));
   if (step.capture == Step::Capture::kTimerId) result.timer_ids.push_back(r.get_int(0, 0));
+  if (step.capture == Step::Capture::kShard) shards.push_back(r.get_int(0, 0));
   return true;
 }
 
@@ -295,18 +360,20 @@ bool PgTransitionWriter::run_savepoints(std::vector<std::vector<Step>*>& plans,
       return false;
     }
     CommitResult result;
+    std::vector<int64_t> row_shards;
     for (const Step& step : *plans[i]) {
       Result<PgResult> r = db_->query(step.sql, step.params);
       if (!r) {
         s = r.status();
         break;
       }
-      if (!holds(step, *r, result)) {
+      if (!holds(step, *r, result, row_shards)) {
         s = step.fail ? step.fail(*db_) : Status::aborted("a condition of the transition did not hold");
         if (s.is_ok()) s = Status::internal("condition failed without a reason");
         break;
       }
     }
+    if (s.is_ok()) s = fence_rows(*plans[i], row_shards);
     if (s.is_ok()) s = db_->exec("RELEASE SAVEPOINT transition");
     if (s.is_ok()) {
       *outcomes[i] = std::move(result);
@@ -350,23 +417,33 @@ bool PgTransitionWriter::run_pipelined(std::vector<std::vector<Step>*>& plans,
   }
   if (failure.is_ok()) failure = db_->sync();
   bool all_held = failure.is_ok();
+  std::vector<CommitResult> results(plans.size());
+  std::vector<std::vector<int64_t>> row_shards(plans.size());
   if (all_held) {
-    std::vector<CommitResult> results(plans.size());
     for (size_t i = 0; i < plans.size() && all_held; ++i) {
       for (const Step& step : *plans[i]) {
         Result<PgResult> r = db_->next_result();
-        if (!r || !holds(step, *r, results[i])) {
+        if (!r || !holds(step, *r, results[i], row_shards[i])) {
           all_held = false;  // the rest are skipped by the server, and read off below
           break;
         }
       }
     }
-    if (all_held) {
-      for (size_t i = 0; i < plans.size(); ++i) *outcomes[i] = std::move(results[i]);
-    }
   }
   Status left = db_->exit_pipeline();
   if (failure.is_ok()) failure = left;
+  // Rows removed from a shard nothing else fenced (rare): fenced now, one
+  // round trip each, still inside the transaction.
+  for (size_t i = 0; i < plans.size() && all_held && failure.is_ok(); ++i) {
+    if (row_shards[i].empty()) continue;
+    if (Status fenced = fence_rows(*plans[i], row_shards[i]); !fenced.is_ok()) {
+      all_held = false;
+      if (db_->broken()) failure = fenced;
+    }
+  }
+  if (all_held && failure.is_ok()) {
+    for (size_t i = 0; i < plans.size(); ++i) *outcomes[i] = std::move(results[i]);
+  }
   return all_held && failure.is_ok();
 }
 

@@ -1,0 +1,63 @@
+// What the engine does when its node gains or loses shards of a store
+// shared by a cluster (docs/cluster.md). The store's lease thread calls
+// these in order. A gained shard's tasks are loaded from the task table
+// (the truth: the node that had it may have handed some out, and those rows
+// stay until their starts are committed); its timers the timer loop finds
+// by itself. A lost shard's queued tasks and held starts are forgotten: the
+// new owner loads them from the store, and anything this node still tries
+// to write there fails on the shard's range_id.
+#include "engine/engine.hpp"
+#include "engine/log.hpp"
+
+namespace reprise::engine {
+
+namespace {
+
+std::string shards_in(const ShardSet& shards) { return std::to_string(std::count(shards.begin(), shards.end(), true)); }
+
+}  // namespace
+
+Status Engine::gain_shards(const ShardSet& gained) {
+  auto wanted = [this, &gained](const TaskRecord& task) {
+    if (shards_ == nullptr) return true;  // a node alone: every task
+    const int64_t shard = shards_->shard_of(task.execution);
+    return shard < static_cast<int64_t>(gained.size()) && gained[shard];
+  };
+  if (shards_ != nullptr && std::none_of(gained.begin(), gained.end(), [](bool b) { return b; })) return Status::ok();
+  int64_t after = 0;
+  int64_t loaded = 0;
+  while (true) {
+    Result<std::vector<TaskRecord>> page = store_.load_tasks(after, 1000);
+    if (!page) {
+      Status s = page.status().with_context("rebuilding task queues");
+      if (shards_ != nullptr) log::error("tasks of gained shards not loaded", {{"error", s.to_string()}});
+      return s;
+    }
+    if (page->empty()) break;
+    for (TaskRecord& task : *page) {
+      after = task.task_id;
+      if (!wanted(task)) continue;
+      ++loaded;
+      dispatch(std::move(task));
+    }
+  }
+  if (shards_ != nullptr) {
+    log::info("shards gained", {{"shards", shards_in(gained)}, {"tasks", std::to_string(loaded)}});
+    check_timers();  // theirs may be due
+  }
+  return Status::ok();
+}
+
+void Engine::lose_shards(const ShardSet& lost) {
+  auto in_lost = [this, &lost](const ExecutionKey& key) {
+    const int64_t shard = shards_->shard_of(key);
+    return shard < static_cast<int64_t>(lost.size()) && lost[shard];
+  };
+  const size_t tasks = matching_.remove_if([&in_lost](const TaskRecord& task) { return in_lost(task.execution); });
+  const size_t held = held_starts_.erase_if(in_lost);
+  log::info("shards lost", {{"shards", shards_in(lost)},
+                            {"queued_tasks_dropped", std::to_string(tasks)},
+                            {"held_starts_dropped", std::to_string(held)}});
+}
+
+}  // namespace reprise::engine
