@@ -63,6 +63,40 @@ TEST_F(StickyTest, ATaskTheStickyWorkerDoesNotStartFallsBackToTheNormalQueue) {
   EXPECT_TRUE(poll_workflow(kStickyQueue).task_token().empty()) << "the sticky copy is stale";
 }
 
+// The fallback timer of a sticky task whose start is held in memory
+// (docs/engine.md, "Tasks started in memory") finds the task started: the
+// timer row is stale. It may be deleted only together with the held start:
+// deleted alone, a crash (here: a restart, which commits no held start)
+// loses the start, and the task, scheduled on a sticky queue that exists
+// only in memory, has no row and no timer left to bring it back.
+TEST_F(StickyTest, AFallbackTimerFoundStaleAgainstAHeldStartGoesOnlyWithThatStart) {
+  restart([](EngineOptions& o) { o.max_held_start = 1h; });  // held until the task's own 10 s timeout
+  ASSERT_TRUE(start("sticky-held").is_ok());
+  ASSERT_TRUE(complete_sticky(*this, poll_workflow().task_token()).is_ok());
+  ASSERT_TRUE(signal(*this, "sticky-held").is_ok());
+  ASSERT_FALSE(poll_workflow(kStickyQueue).task_token().empty()) << "started on the sticky queue, held in memory";
+
+  clock_.advance(6s);  // past the 5 s fallback, short of the 10 s start-to-close timeout
+  engine_->check_timers();
+  // The fallback fires and finds its task started (held): its row goes.
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (true) {
+    auto due = store_->due_timers(clock_.now(), 10);
+    ASSERT_TRUE(due.is_ok()) << due.status().to_string();
+    if (due->empty()) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the fallback timer did not fire";
+    std::this_thread::sleep_for(10ms);
+  }
+
+  restart();  // the held start is lost, as in a crash
+  clock_.advance(20s);
+  engine_->check_timers();
+  v1::PollWorkflowTaskResponse task;
+  for (int i = 0; i < 10 && task.task_token().empty(); ++i) task = poll_workflow();
+  EXPECT_FALSE(task.task_token().empty())
+      << "the task was stranded: its fallback timer was deleted without the start it was stale against";
+}
+
 TEST_F(StickyTest, AFailedTaskEndsStickiness) {
   ASSERT_TRUE(start("sticky-3").is_ok());
   ASSERT_TRUE(complete_sticky(*this, poll_workflow().task_token()).is_ok());
