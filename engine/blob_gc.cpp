@@ -6,11 +6,15 @@
 // between two batches.
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
+#include "engine/thread_name.hpp"
 
 namespace reprise::engine {
 
 void Engine::start_blob_gc() {
-  blob_gc_thread_ = std::thread([this] { blob_gc_loop(); });
+  blob_gc_thread_ = std::thread([this] {
+    name_this_thread("blob-gc");
+    blob_gc_loop();
+  });
 }
 
 void Engine::stop_blob_gc() {

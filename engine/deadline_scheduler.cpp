@@ -1,5 +1,7 @@
 #include "engine/deadline_scheduler.hpp"
 
+#include "engine/thread_name.hpp"
+
 namespace reprise::engine {
 
 DeadlineScheduler::DeadlineScheduler() : thread_([this] { run(); }) {}
@@ -39,6 +41,7 @@ bool DeadlineScheduler::cancel(Id id) {
 }
 
 void DeadlineScheduler::run() {
+  name_this_thread("deadlines");
   std::unique_lock lock(mu_);
   while (!stopping_) {
     if (due_.empty()) {

@@ -9,17 +9,22 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/task_runner.hpp"
+#include "engine/thread_name.hpp"
 
 namespace reprise::engine {
 
 class Executor final : public TaskRunner {
  public:
   explicit Executor(int threads) {
-    for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { run(); });
+    for (int i = 0; i < std::max(1, threads); ++i) {
+      threads_.emplace_back([this] { run(); });
+      name_thread(threads_.back(), "executor-" + std::to_string(i));
+    }
   }
   // Runs every job already posted, then stops.
   ~Executor() {

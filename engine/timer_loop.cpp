@@ -6,6 +6,7 @@
 // executor, posted by check_timers().
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
+#include "engine/thread_name.hpp"
 #include "history/stored_proto.hpp"
 #include "reprise/detail/proto_time.hpp"
 
@@ -64,6 +65,7 @@ Engine::TimerLook Engine::fire_due_timers() {
 }
 
 void Engine::timer_loop() {
+  name_this_thread("timers");
   std::unique_lock lock(timer_mu_);
   while (!stopping_) {
     timer_check_requested_ = false;

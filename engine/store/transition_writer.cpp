@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "engine/store/bind_key.hpp"
+#include "engine/thread_name.hpp"
 
 namespace reprise::engine {
 
@@ -43,7 +44,10 @@ TransitionWriter::TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, 
       own_thread_(own_thread),
       checkpointer_(checkpointer),
       batch_limit_(max_batch_) {
-  if (own_thread_) thread_ = std::thread([this] { run(); });
+  if (own_thread_) {
+    thread_ = std::thread([this] { run(); });
+    name_thread(thread_, "writer");
+  }
 }
 
 TransitionWriter::~TransitionWriter() {

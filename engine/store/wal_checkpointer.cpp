@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/thread_name.hpp"
+
 namespace reprise::engine {
 
 WalCheckpointer::WalCheckpointer(std::unique_ptr<SqliteDb> db, CheckpointOptions options)
     : db_(std::move(db)), options_(options) {
-  if (options_.runner == CheckpointOptions::Runner::kOwnThread) thread_ = std::thread([this] { run(); });
+  if (options_.runner == CheckpointOptions::Runner::kOwnThread) {
+    thread_ = std::thread([this] { run(); });
+    name_thread(thread_, "checkpointer");
+  }
 }
 
 WalCheckpointer::~WalCheckpointer() {

@@ -6,8 +6,12 @@
 
 #include <bit>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <latch>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "engine/store/sqlite_store.hpp"
@@ -33,6 +37,27 @@ std::unique_ptr<SqliteStore> open_store(const std::string& path, StoreOptions op
   auto store = SqliteStore::open(path, std::move(options));
   EXPECT_TRUE(store.is_ok()) << store.status().to_string();
   return store.is_ok() ? std::move(*store) : nullptr;
+}
+
+// The names of this process's threads, from /proc/self/task/*/comm.
+std::set<std::string> checkpoint_test_thread_names() {
+  std::set<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name)) names.insert(name);
+  }
+  return names;
+}
+
+TEST(StoreThreads, TheWriterAndTheCheckpointerAreNamed) {
+  // So that perf, top -H and /proc tell them apart from the engine's.
+  TempDir dir;
+  auto store = open_store(dir.file("names.db"), StoreOptions());
+  ASSERT_NE(store, nullptr);
+  const std::set<std::string> names = checkpoint_test_thread_names();
+  EXPECT_TRUE(names.contains("writer")) << ::testing::PrintToString(names);
+  EXPECT_TRUE(names.contains("checkpointer")) << ::testing::PrintToString(names);
 }
 
 TEST(StorageStats, CountTransitionsBatchesAndSyncs) {
