@@ -23,6 +23,31 @@ v1::Failure timeout_failure(v1::TimeoutType type, const v1::Failure& last_failur
   return f;
 }
 
+// The timeout whose deadline passed first, given that `fired` is due: two can
+// pass before either timer is applied (its commit failed, the server was
+// down), and Temporal reports the earlier one. A passed schedule-to-close
+// deadline ends the activity, whichever attempt timer comes to say so.
+v1::TimeoutType first_passed_activity_timeout(const internal::ActivityInfo& a, v1::TimeoutType fired) {
+  if (!positive(a.schedule_to_close_timeout())) return fired;
+  TimePoint fired_deadline;
+  switch (fired) {
+    case v1::TIMEOUT_TYPE_START_TO_CLOSE:
+      fired_deadline = to_time(a.started_time()) + to_nanos(a.start_to_close_timeout());
+      break;
+    case v1::TIMEOUT_TYPE_HEARTBEAT:
+      fired_deadline = to_time(a.has_last_heartbeat_time() ? a.last_heartbeat_time() : a.started_time()) +
+                       to_nanos(a.heartbeat_timeout());
+      break;
+    case v1::TIMEOUT_TYPE_SCHEDULE_TO_START:
+      fired_deadline = to_time(a.attempt_scheduled_time()) + to_nanos(a.schedule_to_start_timeout());
+      break;
+    default:
+      return fired;
+  }
+  const TimePoint schedule_to_close = to_time(a.scheduled_time()) + to_nanos(a.schedule_to_close_timeout());
+  return schedule_to_close <= fired_deadline ? v1::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE : fired;
+}
+
 }  // namespace
 
 // --- activities ---
@@ -405,9 +430,9 @@ Result<Applied> MutableState::time_out_activity(const internal::TimerTask& t) {
       return Applied::kYes;
     }
   }
-  const v1::Failure failure = timeout_failure(t.timeout_type(), activity.last_failure());
-  const bool retryable =
-      t.timeout_type() == v1::TIMEOUT_TYPE_START_TO_CLOSE || t.timeout_type() == v1::TIMEOUT_TYPE_HEARTBEAT;
+  const v1::TimeoutType type = first_passed_activity_timeout(activity, t.timeout_type());
+  const v1::Failure failure = timeout_failure(type, activity.last_failure());
+  const bool retryable = type == v1::TIMEOUT_TYPE_START_TO_CLOSE || type == v1::TIMEOUT_TYPE_HEARTBEAT;
   if (retryable && should_retry(activity, failure)) {
     retry_activity(activity, t.scheduled_event_id(), failure);
     return Applied::kYes;
