@@ -277,7 +277,7 @@ TEST(Cluster, KillNineOfOneNodeUnderLoadLosesNoAcknowledgedStart) {
   std::vector<std::string> acknowledged;
   std::thread client([&] {
     ClusterDb routes(url);  // a connection is one thread's at a time
-    for (int i = 0; i < 60; ++i) {
+    for (int i = 0; i < 30; ++i) {
       const std::string id = "load-" + std::to_string(i);
       // Sent to the shard's owner as the database says; after a failure,
       // again (same request id) once the shard has an owner that answers.
@@ -299,7 +299,7 @@ TEST(Cluster, KillNineOfOneNodeUnderLoadLosesNoAcknowledgedStart) {
       std::this_thread::sleep_for(std::chrono::milliseconds(30));
     }
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
   a->kill9();
   const auto killed = Clock::now();
   a_dead = true;
@@ -307,7 +307,7 @@ TEST(Cluster, KillNineOfOneNodeUnderLoadLosesNoAcknowledgedStart) {
   ASSERT_TRUE(moved) << "b holds " << db.shards_of("b");
   std::cout << "the killed node's shards moved " << moved->count() << " ms after kill -9 (lease 1s)\n";
   client.join();
-  EXPECT_GT(acknowledged.size(), 50u);
+  EXPECT_GT(acknowledged.size(), 25u);
   for (const std::string& id : acknowledged) {
     EXPECT_TRUE(wait_for([&] { return completed(b->stub(), id); }, std::chrono::seconds(20))) << id;
   }
