@@ -151,6 +151,34 @@ TEST(HeldStarts, AnActivityHandedOutBeforeACrashIsHandedOutAgainAndItsOldTokenRe
   }
 }
 
+// A graceful shutdown (SIGTERM) does not commit held starts either: after
+// the restart the task is handed out again, as after a crash.
+TEST(HeldStarts, AStartHeldAtAGracefulShutdownIsHandedOutAgainAfterTheRestart) {
+  TempDir dir;
+  const std::string db = dir.file("held.db");
+  v1::PollWorkflowTaskResponse before;
+  {
+    Server server(db, {"--max-held-start", "60s"});
+    ASSERT_TRUE(start(server.stub(), "wf").ok());
+    before = poll_workflow_as(server.stub(), "worker-before");
+    ASSERT_FALSE(before.task_token().empty());
+    ASSERT_EQ(server.terminate(), 0);
+  }
+  Server server(db);
+  const v1::PollWorkflowTaskResponse after = poll_workflow_as(server.stub(), "worker-after");
+  ASSERT_FALSE(after.task_token().empty()) << "the shutdown committed the held start";
+  EXPECT_EQ(after.started_event_id(), before.started_event_id());
+  EXPECT_EQ(after.attempt(), before.attempt());
+  grpc::Status s = complete(server.stub(), before.task_token(), {finish("from before the shutdown")});
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+  ASSERT_TRUE(complete(server.stub(), after.task_token(), {finish("after")}).ok());
+  const v1::GetHistoryResponse h = history_of(server.stub(), "wf");
+  expect_consecutive(h);
+  EXPECT_EQ(count_events(h, v1::EVENT_TYPE_WORKFLOW_TASK_STARTED), 1);
+  ASSERT_EQ(h.history().events_size(), 5);
+  EXPECT_EQ(h.history().events(2).workflow_task_started().identity(), "worker-after");
+}
+
 TEST(HeldStarts, AStickyTaskStartedInMemoryWhenItsFallbackTimerFiresIsStillRunAfterACrash) {
   TempDir dir;
   const std::string db = dir.file("held.db");
