@@ -573,6 +573,27 @@ TEST_F(MutableStateTest, RetriesOfAFailingWorkflowTaskDoNotGrowHistory) {
   EXPECT_EQ(h.events(h.events_size() - 1).event_type(), E::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
 }
 
+// A failing workflow task's retries wait 1 s, then twice as long each time,
+// at most 10 minutes (EngineConfig::max_workflow_task_backoff).
+TEST_F(MutableStateTest, AFailingWorkflowTaskIsRetriedAfterOneSecondDoublingUpToTenMinutes) {
+  const auto k = key();
+  ASSERT_TRUE(start(k).is_ok());
+  v1::FailWorkflowTaskRequest fail;
+  fail.set_cause(v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR);
+  fail.mutable_failure()->set_message("bug");
+  std::chrono::milliseconds expected = 1s;
+  for (int attempt = 1; attempt <= 12; ++attempt) {
+    auto token = *config_.task_tokens->decode(take(TaskKind::kWorkflowTask));
+    ASSERT_TRUE(apply(k, [&](MutableState& ms) { return ms.fail_workflow_task(token, fail); }).is_ok());
+    clock_.advance(expected - 1ms);
+    EXPECT_EQ(fire_due_timers(), 0) << "attempt " << attempt + 1 << " came before " << expected.count() << " ms";
+    clock_.advance(1ms);
+    ASSERT_EQ(fire_due_timers(), 1) << "attempt " << attempt + 1 << " is due after " << expected.count() << " ms";
+    expected = std::min<std::chrono::milliseconds>(expected * 2, std::chrono::minutes(10));
+  }
+  EXPECT_EQ(expected, std::chrono::minutes(10)) << "the last retries waited the cap";
+}
+
 TEST_F(MutableStateTest, ASignalTurnsAWaitingRetryIntoAnOrdinaryTask) {
   const auto k = key();
   ASSERT_TRUE(start(k).is_ok());
@@ -666,6 +687,29 @@ TEST_F(MutableStateTest, HistoryOverTheLimitTerminatesTheExecution) {
   const v1::History h = history(k);
   EXPECT_EQ(h.events(h.events_size() - 1).workflow_execution_terminated().reason(),
             "history has 9 events (limit 8); the execution was terminated");
+}
+
+// Events buffered while a task runs count toward the history limits: they
+// are history once the task completes.
+TEST_F(MutableStateTest, EventsBufferedWhileATaskRunsCountTowardTheHistoryLimit) {
+  config_.history_limits = {.warn_events = 5, .warn_bytes = 1 << 20, .fail_events = 8, .fail_bytes = 2 << 20};
+  const auto k = key();
+  ASSERT_TRUE(start(k).is_ok());
+  const std::string wft = take(TaskKind::kWorkflowTask);  // 3 events written
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(apply(k, [](MutableState& ms) { return ms.signal("go", {}, "client", ""); }).is_ok());
+  }
+  EXPECT_EQ(store_->get_execution(k)->status, v1::WORKFLOW_EXECUTION_STATUS_RUNNING) << "8 events: at the limit";
+  EXPECT_EQ(state(k).buffered_events_size(), 5);
+  ASSERT_TRUE(apply(k, [](MutableState& ms) { return ms.signal("go", {}, "client", ""); }).is_ok());
+  EXPECT_EQ(store_->get_execution(k)->status, v1::WORKFLOW_EXECUTION_STATUS_TERMINATED);
+  const v1::History h = history(k);
+  EXPECT_EQ(h.events(h.events_size() - 1).workflow_execution_terminated().reason(),
+            "history has 9 events (limit 8); the execution was terminated");
+  int signals = 0;
+  for (const auto& e : h.events()) signals += e.has_workflow_execution_signaled() ? 1 : 0;
+  EXPECT_EQ(signals, 6) << "the buffered signals are written before the close";
+  EXPECT_EQ(complete(wft, {}).code(), StatusCode::kNotFound);
 }
 
 TEST_F(MutableStateTest, CancelingAnActivityThatHasNotStartedCancelsItAtOnce) {
