@@ -223,6 +223,28 @@ TEST_F(LocalActivities, ExhaustedRetriesAndNonRetryableErrorsReachTheCodeAsActiv
   EXPECT_EQ(refuse_calls.load(), 1);
 }
 
+// A local activity runs in the worker that runs the workflow task: one this
+// worker has not registered fails at once, non-retryable, and the failure is
+// recorded in the marker like any other outcome.
+TEST_F(LocalActivities, AnActivityThisWorkerHasNotRegisteredFailsAtOnceAsNonRetryable) {
+  refuse_calls = 0;
+  Worker worker(connection_, {.task_queue = "unregistered"});
+  worker.register_workflow(refused_local_wf);  // but not refuse_activity
+  worker.start();
+  Client client(connection_);
+  const std::string result =
+      client.start(refused_local_wf, {.id = "unregistered-1", .task_queue = "unregistered"}, std::string("Ken"))
+          .result(30s);
+  worker.stop();
+  EXPECT_NE(result.find("activity 'refuse' is not registered with this worker"), std::string::npos) << result;
+  EXPECT_EQ(refuse_calls.load(), 0);
+  const v1::History history = history_of(*connection_, "unregistered-1");
+  EXPECT_EQ(types_of(history), kOneTaskWithAMarker);
+  const auto& marker = history.events(4).marker_recorded();
+  EXPECT_TRUE(marker.failure().non_retryable()) << marker.failure().ShortDebugString();
+  EXPECT_EQ(from_payload<int>(marker.details().at("attempts").payloads(0), "attempts"), 0) << "never run";
+}
+
 TEST_F(LocalActivities, LongerThanTheWorkflowTaskTimeoutKeepsTheTaskAlive) {
   slow_calls = 0;
   auto worker = start_worker({.task_queue = "q"});
