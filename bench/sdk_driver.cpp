@@ -246,8 +246,8 @@ int hello_mode(const std::string& server_binary, const std::string& baseline_bin
   // The process serving each remote mode, whose CPU and switches are counted.
   std::map<std::string, pid_t> server_pids{{"remote", server->pid()}};
   std::unique_ptr<engine::testing::ChildProcess> baseline_server;
+  std::string baseline_address;
   if (!baseline_binary.empty()) {
-    std::string baseline_address;
     baseline_server = start_server(baseline_binary, dir.file("baseline.db"), baseline_address);
     connections["remote-baseline"] = Connection::remote(baseline_address);
     server_pids["remote-baseline"] = baseline_server->pid();
@@ -289,7 +289,14 @@ int hello_mode(const std::string& server_binary, const std::string& baseline_bin
     w->start();
     workers[mode] = std::move(w);
   }
-  auto stats_stub = v1::WorkflowService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  // The SQLite servers' store counts: the new build's and the baseline's.
+  std::map<std::string, std::unique_ptr<v1::WorkflowService::Stub>> stats_stubs;
+  stats_stubs["remote"] =
+      v1::WorkflowService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  if (baseline_server) {
+    stats_stubs["remote-baseline"] =
+        v1::WorkflowService::NewStub(grpc::CreateChannel(baseline_address, grpc::InsecureChannelCredentials()));
+  }
   std::map<std::string, std::vector<Level>> results;
   int tag = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -302,16 +309,18 @@ int hello_mode(const std::string& server_binary, const std::string& baseline_bin
         if (round % 2 == 1) std::reverse(modes.begin(), modes.end());
         for (const std::string& mode : modes) {
           Client client(connections[mode]);
-          const v1::GetStorageStatsResponse before = bench::storage_stats(*stats_stub);
+          v1::WorkflowService::Stub* stats_stub = stats_stubs.contains(mode) ? stats_stubs[mode].get() : nullptr;
+          const v1::GetStorageStatsResponse before =
+              stats_stub ? bench::storage_stats(*stats_stub) : v1::GetStorageStatsResponse();
           const pid_t server_pid = server_pids.contains(mode) ? server_pids[mode] : 0;
           const ProcessCounters server_before = server_pid ? process_counters(server_pid) : ProcessCounters();
           const ProcessCounters driver_before = process_counters(getpid());
           Level l = run_level(client, level, seconds, "r" + std::to_string(tag++), variant == "local", eager_start);
           l.driver = per_workflow(driver_before, process_counters(getpid()), l.workflows);
           if (server_pid) l.server = per_workflow(server_before, process_counters(server_pid), l.workflows);
-          if (mode == "remote") {
+          if (stats_stub) {
             l.storage = bench::per_workflow(before, bench::storage_stats(*stats_stub), l.workflows);
-            std::printf("round %d, remote %d: %s\n", round + 1, level, l.storage.c_str());
+            std::printf("round %d, %s %d: %s\n", round + 1, mode.c_str(), level, l.storage.c_str());
           }
           results[mode + " " + variant + " " + std::to_string(level)].push_back(std::move(l));
         }

@@ -23,7 +23,8 @@ inline v1::GetStorageStatsResponse storage_stats(v1::WorkflowService::Stub& stub
 
 // One line: transitions, commits (each one WAL sync) and syncs of any kind
 // per workflow, the mean batch and the checkpoints, between two readings;
-// the WAL's size now and its largest since the server started.
+// the WAL's size now and its largest since the server started; then the
+// commits by batch size (1, 2-3, 4-7, ...).
 inline std::string per_workflow(const v1::GetStorageStatsResponse& before, const v1::GetStorageStatsResponse& after,
                                 int64_t workflows) {
   const double n = workflows > 0 ? static_cast<double>(workflows) : 1.0;
@@ -44,7 +45,13 @@ inline std::string per_workflow(const v1::GetStorageStatsResponse& before, const
                 static_cast<long long>(checkpoints),
                 static_cast<long long>(after.restart_checkpoints() - before.restart_checkpoints()),
                 static_cast<long long>(after.wal_pages()), static_cast<long long>(after.largest_wal_pages()));
-  return line;
+  std::string out = line;
+  out += "; batches of 1, 2-3, 4-7, ...:";
+  for (int i = 0; i < after.batch_sizes_size(); ++i) {
+    const int64_t was = i < before.batch_sizes_size() ? before.batch_sizes(i) : 0;
+    out += " " + std::to_string(after.batch_sizes(i) - was);
+  }
+  return out;
 }
 
 }  // namespace reprise::bench
