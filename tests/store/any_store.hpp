@@ -21,6 +21,10 @@ inline Result<std::unique_ptr<Store>> open_any_store(const std::string& db, Stor
     pg.clock = options.clock;
     pg.blobs = options.blobs;
     pg.rotate_task_token_key = options.rotate_task_token_key;
+    // One node name for a test and the child process it kills, so a store
+    // reopened after the kill takes the shards back at once (as a restarted
+    // server with its --node-id does) instead of waiting out the leases.
+    pg.cluster.node_id = "store-tests";
     if (const char* shape = std::getenv("REPRISE_PG_COMMIT_SHAPE"); shape != nullptr) {
       pg.commit_shape = std::string(shape) == "savepoints" ? PgCommitShape::kSavepoints : PgCommitShape::kPipelined;
     }

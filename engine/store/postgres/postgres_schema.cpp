@@ -196,10 +196,16 @@ Result<PgSchema> migrate_postgres(PgConnection& db, std::span<const PgMigration>
                                        std::to_string(tables->get_int(0, 0)) +
                                        " tables and no reprise_meta; use an empty database");
   }
-  // Concurrent creators meet at the version row.
-  Status meta = db.exec(
+  // Concurrent creators meet at the version row. CREATE TABLE IF NOT EXISTS
+  // is not safe against a concurrent creator: the loser waits for the
+  // winner's commit and then fails on the table's row type ("type
+  // reprise_meta already exists", 42710). The table exists by then, so a
+  // second try is a no-op.
+  const char* create_meta =
       "CREATE TABLE IF NOT EXISTS reprise_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-      "INSERT INTO reprise_meta (key, value) VALUES ('schema_version', '0') ON CONFLICT DO NOTHING");
+      "INSERT INTO reprise_meta (key, value) VALUES ('schema_version', '0') ON CONFLICT DO NOTHING";
+  Status meta = db.exec(create_meta);
+  if (!meta.is_ok() && meta.code() != StatusCode::kAlreadyExists) meta = db.exec(create_meta);
   if (!meta.is_ok() && meta.code() != StatusCode::kAlreadyExists) return meta;
 
   REPRISE_RETURN_IF_ERROR(db.exec("BEGIN"));
