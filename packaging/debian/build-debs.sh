@@ -99,8 +99,9 @@ lint_resource_package() {
   resource_dir=$(python3 -c '
 import json, re, sys
 for c in json.load(open(sys.argv[1])):
-    if c["file"].endswith("lint/main.cpp"):
-        print(re.search(r"REPRISE_LINT_RESOURCE_DIR=\\?\"([^\"\\]*)", c["command"]).group(1))
+    m = re.search(r"REPRISE_LINT_RESOURCE_DIR=\\?\"([^\"\\]*)", c["command"])
+    if m:  # the command of reprise-lint main.cpp, or of the unity file holding it
+        print(m.group(1))
         break
 ' "$build/compile_commands.json")
   dpkg -S "$(realpath "$resource_dir/include/stddef.h")" | cut -d: -f1
