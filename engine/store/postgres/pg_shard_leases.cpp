@@ -221,7 +221,11 @@ Status PgShardLeases::round() {
         "FROM unnest($2::text::bigint[], $3::text::bigint[]) AS h(id, range_id) "
         "WHERE shards.shard_id = h.id AND shards.range_id = h.range_id AND shards.owner = $1 "
         "RETURNING shards.shard_id",
-        PgParams().add_text(me).add_text(pg_array_literal(renew_ids)).add_text(pg_array_literal(renew_ranges)).add(lease_ms));
+        PgParams()
+            .add_text(me)
+            .add_text(pg_array_literal(renew_ids))
+            .add_text(pg_array_literal(renew_ranges))
+            .add(lease_ms));
     if (!r) return r.status();
     std::set<int64_t> renewed;
     for (int i = 0; i < r->rows(); ++i) renewed.insert(r->get_int(i, 0));
