@@ -17,18 +17,11 @@ Status complete_sticky(EngineTest& t, const std::string& token) {
   return t.call(&Engine::complete_workflow_task, r).status();
 }
 
-Status signal(EngineTest& t, const std::string& id) {
-  v1::SignalWorkflowRequest s;
-  s.mutable_workflow_execution()->set_workflow_id(id);
-  s.set_signal_name("poke");
-  return t.call(&Engine::signal_workflow, s).status();
-}
-
 TEST_F(StickyTest, TheNextTaskGoesToTheCachingWorkerWithOnlyNewEvents) {
   ASSERT_TRUE(start("sticky-1").is_ok());
   auto first = poll_workflow();
   ASSERT_TRUE(complete_sticky(*this, first.task_token()).is_ok());
-  ASSERT_TRUE(signal(*this, "sticky-1").is_ok());
+  ASSERT_TRUE(poke("sticky-1").is_ok());
 
   EXPECT_TRUE(poll_workflow().task_token().empty()) << "not on the normal queue";
   auto next = poll_workflow(kStickyQueue);
@@ -40,7 +33,7 @@ TEST_F(StickyTest, TheNextTaskGoesToTheCachingWorkerWithOnlyNewEvents) {
 
   // Completing without sticky attributes ends stickiness.
   ASSERT_TRUE(complete(next.task_token(), {}).is_ok());
-  ASSERT_TRUE(signal(*this, "sticky-1").is_ok());
+  ASSERT_TRUE(poke("sticky-1").is_ok());
   auto normal = poll_workflow();
   ASSERT_FALSE(normal.task_token().empty());
   EXPECT_EQ(normal.history().events(0).event_id(), 1) << "full history on the normal queue";
@@ -49,7 +42,7 @@ TEST_F(StickyTest, TheNextTaskGoesToTheCachingWorkerWithOnlyNewEvents) {
 TEST_F(StickyTest, ATaskTheStickyWorkerDoesNotStartFallsBackToTheNormalQueue) {
   ASSERT_TRUE(start("sticky-2").is_ok());
   ASSERT_TRUE(complete_sticky(*this, poll_workflow().task_token()).is_ok());
-  ASSERT_TRUE(signal(*this, "sticky-2").is_ok());
+  ASSERT_TRUE(poke("sticky-2").is_ok());
   const int64_t length_before = *describe_length("sticky-2");
 
   clock_.advance(5s);  // the sticky worker died: nobody polls its queue
@@ -73,7 +66,7 @@ TEST_F(StickyTest, AFallbackTimerFoundStaleAgainstAHeldStartGoesOnlyWithThatStar
   restart([](EngineOptions& o) { o.max_held_start = 1h; });  // held until the task's own 10 s timeout
   ASSERT_TRUE(start("sticky-held").is_ok());
   ASSERT_TRUE(complete_sticky(*this, poll_workflow().task_token()).is_ok());
-  ASSERT_TRUE(signal(*this, "sticky-held").is_ok());
+  ASSERT_TRUE(poke("sticky-held").is_ok());
   ASSERT_FALSE(poll_workflow(kStickyQueue).task_token().empty()) << "started on the sticky queue, held in memory";
 
   clock_.advance(6s);  // past the 5 s fallback, short of the 10 s start-to-close timeout
@@ -100,7 +93,7 @@ TEST_F(StickyTest, AFallbackTimerFoundStaleAgainstAHeldStartGoesOnlyWithThatStar
 TEST_F(StickyTest, AFailedTaskEndsStickiness) {
   ASSERT_TRUE(start("sticky-3").is_ok());
   ASSERT_TRUE(complete_sticky(*this, poll_workflow().task_token()).is_ok());
-  ASSERT_TRUE(signal(*this, "sticky-3").is_ok());
+  ASSERT_TRUE(poke("sticky-3").is_ok());
   auto sticky = poll_workflow(kStickyQueue);
   v1::FailWorkflowTaskRequest failed;
   failed.set_task_token(sticky.task_token());
