@@ -2,6 +2,9 @@
 // posting (jobs may still overlap across threads). The engine's work runs
 // here, never on the store's writer thread or a caller's I/O thread.
 //
+// Its threads are named `name-0`, `name-1`, ... so profiles tell the pools
+// apart (Linux keeps 15 characters of a name).
+//
 // Thread safety: post() from any thread, including from a job.
 #pragma once
 
@@ -20,10 +23,10 @@ namespace reprise::engine {
 
 class Executor final : public TaskRunner {
  public:
-  explicit Executor(int threads) {
+  Executor(const std::string& name, int threads) {
     for (int i = 0; i < std::max(1, threads); ++i) {
       threads_.emplace_back([this] { run(); });
-      name_thread(threads_.back(), "executor-" + std::to_string(i));
+      name_thread(threads_.back(), name + "-" + std::to_string(i));
     }
   }
   // Runs every job already posted, then stops.

@@ -17,6 +17,7 @@
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 #include "engine/request_validation.hpp"
+#include "engine/thread_name.hpp"
 #include "history/stored_proto.hpp"
 
 namespace reprise::engine {
@@ -240,6 +241,7 @@ Result<RetentionPass> Engine::sweep_namespace(const std::string& namespace_id, s
 void Engine::start_retention() {
   // Always: a namespace may set a retention of its own at any time.
   retention_thread_ = std::thread([this] { retention_loop(); });
+  name_thread(retention_thread_, "retention");
 }
 
 void Engine::stop_retention() {

@@ -5,6 +5,7 @@
 #include "engine/log.hpp"
 #include "engine/namespace_registry.hpp"
 #include "engine/store/api_keys.hpp"
+#include "engine/thread_name.hpp"
 
 namespace reprise::engine {
 
@@ -47,6 +48,7 @@ Result<std::unique_ptr<ApiKeyAuth>> ApiKeyAuth::start(Store& store, std::chrono:
   std::unique_ptr<ApiKeyAuth> auth(new ApiKeyAuth(store, refresh));
   REPRISE_RETURN_IF_ERROR(auth->reload());
   auth->thread_ = std::thread([raw = auth.get()] { raw->refresh_loop(); });
+  name_thread(auth->thread_, "api-keys");
   return auth;
 }
 

@@ -146,7 +146,7 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   int streams_ = 0;  // payload streams not yet destroyed
   // Runs the payload streams' blob store calls (each waits on SQLite).
   // Destroyed first (declared last): runs what is queued, then joins.
-  Executor blob_io_{4};
+  Executor blob_io_{"blob-io", 4};
 };
 
 }  // namespace reprise::engine

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "engine/thread_name.hpp"
+
 namespace reprise::engine {
 
 struct HttpListener::Impl {
@@ -58,6 +60,7 @@ Result<std::unique_ptr<HttpListener>> HttpListener::start(const std::string& fla
   }
   if (bound <= 0) return Status::unavailable("cannot listen on " + address + " (" + flag + ")");
   impl->thread = std::thread([&server] { server.listen_after_bind(); });
+  name_thread(impl->thread, "http");
   // stop() does nothing to a server not yet running, and the destructor's
   // join would then wait forever: return once it runs.
   for (int i = 0; i < 2000 && !server.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -1,6 +1,7 @@
 #include "engine/server/serving_status.hpp"
 
 #include "engine/log.hpp"
+#include "engine/thread_name.hpp"
 
 namespace reprise::engine {
 
@@ -12,6 +13,7 @@ ServingStatus::ServingStatus(grpc::HealthCheckServiceInterface& health, std::fun
   // The thread starts from what was published, so a change between this
   // sample and its first one is published too.
   thread_ = std::thread([this, serving] { run(serving); });
+  name_thread(thread_, "health");
 }
 
 ServingStatus::~ServingStatus() { stop_sampling(); }

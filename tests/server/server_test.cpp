@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "../store/test_postgres.hpp"
@@ -252,6 +253,34 @@ TEST(Server, NoThreadButTheWaitingOneCanTakeTheStopSignals) {
         << "thread " << task.path().filename() << name << " would take SIGTERM or SIGINT";
   }
   EXPECT_GT(threads, 3);
+  EXPECT_EQ(server.terminate(), 0);
+}
+
+// perf, top -H and /proc/PID/task/*/comm tell the server's threads apart
+// only if each names its job: a thread left unnamed shows the process's
+// name, and two pools whose threads share one name look like one pool.
+TEST(Server, EveryThreadItStartsNamesItsJob) {
+  TempDir dir;
+  Server server(dir.file("names.db"), {"--metrics-listen", "127.0.0.1:0"});
+  const std::string proc = "/proc/" + std::to_string(server.pid());
+  std::string main_name;  // what an unnamed thread shows: the program's name
+  std::getline(std::ifstream(proc + "/comm"), main_name);
+  std::multiset<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator(proc + "/task")) {
+    if (task.path().filename() == std::to_string(server.pid())) continue;
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    names.insert(name);
+  }
+  EXPECT_EQ(names.count(main_name), 0u) << "a thread left unnamed: " << ::testing::PrintToString(names);
+  for (const char* job : {"executor-0", "reads-0", "uploads-0", "blob-io-0", "writer", "checkpointer", "timers",
+                          "deadlines", "retention", "blob-gc", "health"}) {
+    EXPECT_EQ(names.count(job), 1u) << job << " in " << ::testing::PrintToString(names);
+  }
+  // The HTTP listener's pool threads inherit the name of the thread that
+  // starts them.
+  EXPECT_GE(names.count("http"), 1u) << ::testing::PrintToString(names);
   EXPECT_EQ(server.terminate(), 0);
 }
 

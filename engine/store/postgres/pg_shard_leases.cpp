@@ -3,6 +3,7 @@
 #include <set>
 
 #include "engine/store/rendezvous.hpp"
+#include "engine/thread_name.hpp"
 
 namespace reprise::engine {
 
@@ -35,6 +36,7 @@ Result<std::unique_ptr<PgShardLeases>> PgShardLeases::start(std::unique_ptr<PgCo
   Status first = leases->round();
   if (!first.is_ok()) return first.with_context("joining the cluster");
   leases->thread_ = std::thread([l = leases.get()] { l->run(); });
+  name_thread(leases->thread_, "shard-leases");
   return leases;
 }
 
