@@ -20,9 +20,14 @@ of every Debian system (Essential or Priority required). It also fails when
 a package of BUILD_PACKAGES gives that build nothing, so the demo's list
 stays what the demo needs.
 
-What the tests use only when they run (chromium, postgresql-15, clang,
-openssl) is not compiled against, so not checked here; ./run says why each
-is there.
+`./run package` and `./run package --check` (and the test suite, whose
+`package` and `downstream` tests run the same scripts) must also install every
+program their shell scripts run (packaging/debian, tests/downstream): each
+word of a script that is a program on PATH, builtins aside, as the compilers
+the downstream build compiles the public headers with.
+
+What the tests use only when they run (chromium, postgresql-15, openssl) is
+not compiled against, so not checked here; ./run says why each is there.
 
 Usage: check_job_packages.py SOURCE_ROOT BUILD_DIR SCRATCH_DIR
 """
@@ -34,6 +39,16 @@ import shlex
 import shutil
 import subprocess
 import sys
+
+# The scripts `./run package` runs, and those `./run package --check` adds.
+PACKAGE_SCRIPTS = ['packaging/debian/build-debs.sh']
+PACKAGE_CHECK_SCRIPTS = ['packaging/debian/check-debs.sh', 'tests/downstream/build_against.sh']
+# And those the test suite's package and downstream tests run.
+TEST_SCRIPTS = PACKAGE_SCRIPTS + PACKAGE_CHECK_SCRIPTS + ['packaging/debian/test-debs.sh', 'tests/downstream/run.sh']
+# Words that are programs on PATH too but that sh runs itself.
+SHELL_BUILTINS = {'[', 'alias', 'break', 'cd', 'command', 'continue', 'echo', 'eval', 'exec', 'exit', 'export',
+                  'false', 'getopts', 'hash', 'kill', 'local', 'printf', 'pwd', 'read', 'return', 'set', 'shift',
+                  'test', 'times', 'trap', 'true', 'type', 'ulimit', 'umask', 'unset', 'wait'}
 
 # Where -l names are looked up when no -L names the directory.
 LIBRARY_DIRS = ['/usr/lib/x86_64-linux-gnu', '/usr/lib', '/lib/x86_64-linux-gnu', '/lib']
@@ -189,6 +204,22 @@ def configure_used(source_root, scratch):
     return used
 
 
+def script_programs(source_root, scripts):
+    """(file, why) for each program the shell scripts name: every word (comments and quoted
+    strings aside) that is a program on PATH and not a builtin, wherever it stands (a compiler
+    in a `for compiler in ...` list too)."""
+    used = []
+    for script in scripts:
+        with open(os.path.join(source_root, script), encoding='utf-8') as f:
+            lexer = shlex.shlex(f.read(), posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        for word in sorted(set(lexer) - SHELL_BUILTINS):
+            program = shutil.which(word) if '/' not in word and '$' not in word else None
+            if program:
+                used.append((program, 'a program ' + script + ' runs: ' + word))
+    return used
+
+
 def check(job, packages, used, dpkg):
     """Failures: each used file from a package `./run JOB` does not install."""
     allowed = dpkg.closure(packages) | dpkg.base
@@ -221,25 +252,27 @@ def main():
     dpkg = Dpkg()
     build = Build(build_dir)
 
-    def job_packages(job):
-        return run(os.path.join(source_root, 'run'), 'packages', job).split()
+    def job_packages(*job):
+        return run(os.path.join(source_root, 'run'), 'packages', *job).split()
 
     def not_under(*dirs):
         return lambda defined_in: not any(defined_in.startswith(d + '/') for d in dirs)
 
-    # (job, the targets its build compiles)
+    # (job, the targets its build compiles, the scripts it runs)
     jobs = [
-        ('build', build.outputs(not_under('tests', 'bench', 'lint'))),
-        ('lint', build.outputs(not_under('tests', 'bench'))),
-        ('test', build.outputs(lambda defined_in: True)),
+        ('build', build.outputs(not_under('tests', 'bench', 'lint')), []),
+        ('lint', build.outputs(not_under('tests', 'bench')), []),
+        ('package', build.outputs(not_under('tests', 'bench')), PACKAGE_SCRIPTS),
+        ('package --check', build.outputs(not_under('tests', 'bench')), PACKAGE_SCRIPTS + PACKAGE_CHECK_SCRIPTS),
+        ('test', build.outputs(lambda defined_in: True), TEST_SCRIPTS),
     ]
     failures = []
-    for job, outputs in jobs:
-        packages = job_packages(job)
+    for job, outputs, scripts in jobs:
+        packages = job_packages(*job.split())
         for package in packages:
             if package not in dpkg.depends:
                 failures.append(f'{package} (./run {job}) is not installed here')
-        used = build.used_files(outputs)
+        used = build.used_files(outputs) + script_programs(source_root, scripts)
         if job == 'build':
             used += configure_used(source_root, scratch)
         failures += check(job, packages, used, dpkg)
