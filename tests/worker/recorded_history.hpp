@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "reprise/codec.hpp"
+#include "reprise/detail/workflow_starter.hpp"
 #include "reprise/history_file.hpp"
 #include "reprise/v1/command.pb.h"
 #include "reprise/v1/history.pb.h"
@@ -22,6 +24,26 @@ namespace reprise::recorded {
 // tests/worker/histories/<name>.json.
 inline v1::History history(const std::string& name) {
   return read_history_file(std::string(REPRISE_RECORDED_HISTORIES) + "/" + name + ".json");
+}
+
+// The result the run completed with, as a string ("" and a test failure
+// when it did not complete).
+inline std::string completed_result(const v1::History& h) {
+  const v1::HistoryEvent& last = h.events(h.events_size() - 1);
+  if (!last.has_workflow_execution_completed()) {
+    ADD_FAILURE() << "the run ended with " << v1::EventType_Name(last.event_type());
+    return "";
+  }
+  return from_payload<std::string>(last.workflow_execution_completed().result().payloads(0), "the result");
+}
+
+// Its events after event `last`: what a cached instance is fed next.
+inline v1::History events_after(const v1::History& h, int64_t last) {
+  v1::History out;
+  for (const auto& e : h.events()) {
+    if (e.event_id() > last) *out.add_events() = e;
+  }
+  return out;
 }
 
 // How many workflow tasks the history started.
@@ -53,14 +75,20 @@ inline bool made_by_a_command(const v1::HistoryEvent& e) {
 }
 
 // The events the engine wrote for the commands of workflow task `n`: those
-// right after its WorkflowTaskCompleted.
+// after its WorkflowTaskCompleted, up to the next workflow task, less what
+// the engine wrote in the same step on its own (an ActivityTaskCanceled
+// right after the cancel request of an activity no worker had started).
+inline bool is_workflow_task_event(const v1::HistoryEvent& e) {
+  return e.has_workflow_task_scheduled() || e.has_workflow_task_started() || e.has_workflow_task_completed() ||
+         e.has_workflow_task_failed() || e.has_workflow_task_timed_out();
+}
 inline std::vector<v1::HistoryEvent> recorded_commands(const v1::History& h, int n) {
   std::vector<v1::HistoryEvent> out;
   bool in_task = false;
   for (const auto& e : h.events()) {
     if (in_task) {
-      if (!made_by_a_command(e)) break;
-      out.push_back(e);
+      if (is_workflow_task_event(e)) break;
+      if (made_by_a_command(e)) out.push_back(e);
     } else if (e.has_workflow_task_completed() && --n == 0) {
       in_task = true;
     }
@@ -103,6 +131,42 @@ inline void expect_same(const std::vector<v1::Command>& commands, const std::vec
       ASSERT_TRUE(e.has_workflow_execution_failed());
       EXPECT_EQ(c.fail_workflow_execution().failure().message(), e.workflow_execution_failed().failure().message());
       EXPECT_EQ(c.fail_workflow_execution().failure().type(), e.workflow_execution_failed().failure().type());
+    } else if (c.has_cancel_workflow_execution()) {
+      ASSERT_TRUE(e.has_workflow_execution_canceled());
+    } else if (c.has_continue_as_new_workflow_execution()) {
+      ASSERT_TRUE(e.has_workflow_execution_continued_as_new());
+      EXPECT_EQ(c.continue_as_new_workflow_execution().input().SerializeAsString(),
+                e.workflow_execution_continued_as_new().input().SerializeAsString());
+    } else if (c.has_record_marker()) {
+      ASSERT_TRUE(e.has_marker_recorded());
+      EXPECT_EQ(c.record_marker().marker_name(), e.marker_recorded().marker_name());
+      EXPECT_EQ(c.record_marker().details().size(), e.marker_recorded().details().size());
+      for (const auto& [key, value] : c.record_marker().details()) {
+        ASSERT_TRUE(e.marker_recorded().details().contains(key)) << key;
+        EXPECT_EQ(value.SerializeAsString(), e.marker_recorded().details().at(key).SerializeAsString()) << key;
+      }
+    } else if (c.has_start_child_workflow_execution()) {
+      ASSERT_TRUE(e.has_start_child_workflow_execution_initiated());
+      EXPECT_EQ(c.start_child_workflow_execution().workflow_id(),
+                e.start_child_workflow_execution_initiated().workflow_id());
+      EXPECT_EQ(c.start_child_workflow_execution().workflow_type().name(),
+                e.start_child_workflow_execution_initiated().workflow_type().name());
+      EXPECT_EQ(c.start_child_workflow_execution().input().SerializeAsString(),
+                e.start_child_workflow_execution_initiated().input().SerializeAsString());
+    } else if (c.has_signal_external_workflow_execution()) {
+      ASSERT_TRUE(e.has_signal_external_workflow_execution_initiated());
+      const auto& sent = c.signal_external_workflow_execution();
+      const auto& recorded = e.signal_external_workflow_execution_initiated();
+      EXPECT_EQ(sent.execution().workflow_id(), recorded.workflow_execution().workflow_id());
+      EXPECT_EQ(sent.signal_name(), recorded.signal_name());
+      EXPECT_EQ(sent.input().SerializeAsString(), recorded.input().SerializeAsString());
+      EXPECT_EQ(sent.child_workflow_only(), recorded.child_workflow_only());
+    } else if (c.has_request_cancel_external_workflow_execution()) {
+      ASSERT_TRUE(e.has_request_cancel_external_workflow_execution_initiated());
+      const auto& sent = c.request_cancel_external_workflow_execution();
+      const auto& recorded = e.request_cancel_external_workflow_execution_initiated();
+      EXPECT_EQ(sent.execution().workflow_id(), recorded.workflow_execution().workflow_id());
+      EXPECT_EQ(sent.child_workflow_only(), recorded.child_workflow_only());
     } else {
       ADD_FAILURE() << "no comparison for this command yet: add one";
     }
@@ -129,14 +193,30 @@ inline void expect_replays_as_recorded(const v1::History& h, const std::string& 
     ASSERT_TRUE(replayed.is_ok()) << "task " << n << ": " << replayed.status().to_string();
     expect_same(replayed->commands, recorded_commands(h, n), "task " + std::to_string(n) + " replayed from event 1");
 
-    v1::History fresh_events;
-    for (const auto& e : upto.events()) {
-      if (e.event_id() > sticky.last_event_id()) *fresh_events.add_events() = e;
-    }
-    worker::ApplyResult applied = sticky.apply(fresh_events);
+    worker::ApplyResult applied = sticky.apply(events_after(upto, sticky.last_event_id()));
     ASSERT_TRUE(applied.is_ok()) << "task " << n << " on the cached instance: " << applied.status().to_string();
     expect_same(applied->commands, recorded_commands(h, n), "task " + std::to_string(n) + " on the cached instance");
   }
+}
+
+// The recorded history `name` (of workflow `id`), checked to replay as
+// recorded by `def`'s code.
+template <auto Fn>
+v1::History replays_as_recorded(const WorkflowDef<Fn>& def, const std::string& id, const std::string& name) {
+  const v1::History h = history(name);
+  expect_replays_as_recorded(h, id, def.name, worker::make_starter<Fn>(def.name));
+  return h;
+}
+
+// A fresh instance (the cache evicted) replays the whole closed history `h`
+// of `def` to its end and issues nothing new.
+template <auto Fn>
+void expect_replays_to_the_end(const WorkflowDef<Fn>& def, const v1::History& h) {
+  worker::WorkflowInstance replayed(def.name, worker::make_starter<Fn>(def.name));
+  worker::ApplyResult r = replayed.apply(h);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_TRUE(r->commands.empty());
+  EXPECT_TRUE(replayed.finished());
 }
 
 }  // namespace reprise::recorded

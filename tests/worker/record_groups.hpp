@@ -1,0 +1,12 @@
+// The groups record_histories records, one per test file: each runs its
+// scenarios against the real engine and saves their histories.
+#pragma once
+
+#include <filesystem>
+
+namespace reprise::recorded {
+
+void record_workflow_instance(const std::filesystem::path& dir);   // record_histories.cpp
+void record_braced_temporaries(const std::filesystem::path& dir);  // recorded/braced_temporaries.cpp
+
+}  // namespace reprise::recorded
