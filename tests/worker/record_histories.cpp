@@ -122,6 +122,7 @@ struct Group {
 constexpr Group kGroups[] = {
     {"workflow_instance", reprise::recorded::record_workflow_instance},
     {"braced_temporaries", reprise::recorded::record_braced_temporaries},
+    {"waiting", reprise::recorded::record_waiting},
 };
 
 }  // namespace
