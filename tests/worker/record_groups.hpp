@@ -9,5 +9,6 @@ namespace reprise::recorded {
 void record_workflow_instance(const std::filesystem::path& dir);   // record_histories.cpp
 void record_braced_temporaries(const std::filesystem::path& dir);  // recorded/braced_temporaries.cpp
 void record_waiting(const std::filesystem::path& dir);             // recorded/waiting.cpp
+void record_worker_tasks(const std::filesystem::path& dir);        // recorded/worker_tasks.cpp
 
 }  // namespace reprise::recorded

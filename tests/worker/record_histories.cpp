@@ -123,6 +123,7 @@ constexpr Group kGroups[] = {
     {"workflow_instance", reprise::recorded::record_workflow_instance},
     {"braced_temporaries", reprise::recorded::record_braced_temporaries},
     {"waiting", reprise::recorded::record_waiting},
+    {"worker_tasks", reprise::recorded::record_worker_tasks},
 };
 
 }  // namespace

@@ -1,6 +1,10 @@
 // The Worker's handling of single workflow tasks, against a scripted
 // connection: a query that arrives while a task is in flight, a task the
-// worker cannot process, and the cause a failed task is reported with.
+// worker cannot process, and the cause a failed task is reported with. The
+// tasks carry the history the real engine wrote for `steps`
+// (recorded/worker_tasks.hpp), cut where its second task is in flight.
+#include "tests/worker/recorded/worker_tasks.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,6 +12,7 @@
 
 #include "reprise/worker.hpp"
 #include "tests/worker/history_recorder.hpp"
+#include "tests/worker/recorded_history.hpp"
 #include "tests/worker/scripted_connection.hpp"
 #include "worker/workflow_instance.hpp"
 
@@ -16,21 +21,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::atomic<int> side_effects_computed{0};
-inline constexpr Query<std::string> state_query{"state"};
-
-// Its state changes (and a side effect runs) only in the task after the timer.
-Workflow<std::string> steps(WorkflowContext& ctx) {
-  std::string state = "started";
-  ctx.on_query(state_query, [&state] { return state; });
-  ctx.side_effect([] { return ++side_effects_computed; });
-  co_await ctx.sleep(1min);
-  state = "woke";
-  ctx.side_effect([] { return ++side_effects_computed; });
-  co_await ctx.sleep(1min);
-  co_return state;
-}
-inline constexpr WorkflowDef<&steps> steps_wf{"steps"};
+using recorded::worker_tasks::side_effects_computed;
+using recorded::worker_tasks::steps;
+using recorded::worker_tasks::steps_wf;
 
 // The same workflow type after someone dropped the side effect.
 Workflow<std::string> steps_changed(WorkflowContext& ctx) {
@@ -45,25 +38,19 @@ Workflow<std::string> buggy(WorkflowContext&) {
 }
 inline constexpr WorkflowDef<&buggy> buggy_wf{"steps"};
 
-// The history of `steps` through its first task, then the timer and the
-// next task's WorkflowTaskStarted: that task is in flight.
-Recorder steps_history_with_a_task_in_flight() {
-  Recorder rec(to_payloads());
-  worker::WorkflowInstance live("steps", worker::make_starter<&steps>("steps"));
-  live.set_execution("wf-1", "run-1");
-  auto first = live.apply(rec.history());
-  EXPECT_TRUE(first.is_ok()) << first.status().to_string();
-  if (first.is_ok()) rec.completed(first->commands);
-  rec.timer_fired();
-  rec.task();
-  return rec;
+// The recorded history of `steps` through its second task's
+// WorkflowTaskStarted (its first task, the timer fired): that task is in
+// flight.
+v1::History steps_history_with_a_task_in_flight() {
+  return recorded::through_task(recorded::history("worker_tasks_steps"), 2);
 }
 
 v1::PollWorkflowTaskResponse task_with(const std::string& token, const v1::History& history) {
   v1::PollWorkflowTaskResponse task;
   task.set_task_token(token);
-  task.mutable_workflow_execution()->set_workflow_id("wf-1");
-  task.mutable_workflow_execution()->set_run_id("run-1");
+  task.mutable_workflow_execution()->set_workflow_id("steps-1");
+  task.mutable_workflow_execution()->set_run_id(
+      history.events(0).workflow_execution_started().original_execution_run_id());
   task.mutable_workflow_type()->set_name("steps");
   *task.mutable_history() = history;
   return task;
@@ -101,11 +88,11 @@ std::string answer_state_query(ScriptedConnection& connection, const v1::History
 }
 
 TEST(WorkerQueries, AQueryDuringATaskInFlightSeesOnlyCompletedTasksAndRunsNoLiveCode) {
-  const Recorder rec = steps_history_with_a_task_in_flight();
+  const v1::History in_flight = steps_history_with_a_task_in_flight();
   const int computed_before = side_effects_computed.load();
   auto connection = std::make_shared<ScriptedConnection>();
   auto worker = worker_for(connection, steps_wf);
-  EXPECT_EQ(answer_state_query(*connection, rec.history()), "started")
+  EXPECT_EQ(answer_state_query(*connection, in_flight), "started")
       << "the state of the last completed task, not of the one in flight";
   EXPECT_EQ(side_effects_computed.load(), computed_before) << "the in-flight task's side effect did not run";
   worker->stop();
@@ -136,14 +123,18 @@ TEST(WorkerQueries, AQueryBeforeAnyTaskCompletedRunsNoCodeAndSaysWhy) {
 }
 
 TEST(WorkerFailures, ATaskWhoseHistoryCannotBeReadIsFailedWithTheReason) {
-  const Recorder rec = steps_history_with_a_task_in_flight();
+  const v1::History in_flight = steps_history_with_a_task_in_flight();
   auto connection = std::make_shared<ScriptedConnection>();
   connection->history = [](const v1::GetHistoryRequest&) -> v1::GetHistoryResponse {
     throw RpcError(static_cast<int>(StatusCode::kInternal), "GetHistory: the page does not parse");
   };
   auto worker = worker_for(connection, steps_wf);
-  // A sticky task this worker has nothing cached for: it must fetch the rest.
-  connection->queue_task(task_with("task-1", rec.history_from(7)));
+  // A sticky task this worker has nothing cached for (the events after the
+  // first task's WorkflowTaskStarted): it must fetch the rest.
+  v1::PollWorkflowTaskResponse sticky = task_with("task-1", recorded::events_after(in_flight, 3));
+  sticky.mutable_workflow_execution()->set_run_id(
+      in_flight.events(0).workflow_execution_started().original_execution_run_id());
+  connection->queue_task(sticky);
 
   auto answer = connection->next_answer();
   ASSERT_TRUE(answer) << "the task was dropped without an answer";
@@ -156,11 +147,11 @@ TEST(WorkerFailures, ATaskWhoseHistoryCannotBeReadIsFailedWithTheReason) {
 }
 
 TEST(WorkerFailures, NonDeterminismAndBugsAreReportedWithTheirOwnCauses) {
-  const Recorder rec = steps_history_with_a_task_in_flight();
+  const v1::History in_flight = steps_history_with_a_task_in_flight();
   {
     auto connection = std::make_shared<ScriptedConnection>();
     auto worker = worker_for(connection, steps_changed_wf);
-    connection->queue_task(task_with("task-1", rec.history()));
+    connection->queue_task(task_with("task-1", in_flight));
     auto answer = connection->next_answer();
     ASSERT_TRUE(answer && answer->failed);
     EXPECT_EQ(answer->failed->cause(), v1::WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISM)
@@ -170,7 +161,7 @@ TEST(WorkerFailures, NonDeterminismAndBugsAreReportedWithTheirOwnCauses) {
   {
     auto connection = std::make_shared<ScriptedConnection>();
     auto worker = worker_for(connection, buggy_wf);
-    connection->queue_task(task_with("task-1", rec.history()));
+    connection->queue_task(task_with("task-1", in_flight));
     auto answer = connection->next_answer();
     ASSERT_TRUE(answer && answer->failed);
     EXPECT_EQ(answer->failed->cause(), v1::WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR);
@@ -188,11 +179,11 @@ TEST(WorkerFailures, OnlyANonDeterminismIsOne) {
   EXPECT_TRUE(diverged.nondeterministic());
   EXPECT_EQ(diverged.status().message(), "non-determinism at event 5");
 
-  const Recorder rec = steps_history_with_a_task_in_flight();
+  const v1::History in_flight = steps_history_with_a_task_in_flight();
   worker::WorkflowInstance changed("steps", worker::make_starter<&steps_changed>("steps"));
-  EXPECT_TRUE(changed.apply(rec.history()).nondeterministic());
+  EXPECT_TRUE(changed.apply(in_flight).nondeterministic());
   worker::WorkflowInstance gap("steps", worker::make_starter<&steps>("steps"));
-  const auto not_continuing = gap.apply(rec.history_from(3));
+  const auto not_continuing = gap.apply(recorded::events_after(in_flight, 2));
   EXPECT_FALSE(not_continuing.is_ok());
   EXPECT_FALSE(not_continuing.nondeterministic()) << not_continuing.status().to_string();
 }
