@@ -1,5 +1,6 @@
 // Queries through the engine: routed to a worker as in-memory query tasks,
 // answered through their token, timed out when nobody answers.
+#include "engine/execution/task_token_codec.hpp"
 #include "engine_fixture.hpp"
 
 namespace reprise::engine {
@@ -82,6 +83,48 @@ TEST_F(QueryTest, HandlerErrorsAndWorkerFailuresReachTheClient) {
   r = second.get_future().get();
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("replay diverged"), std::string::npos);
+}
+
+// A query task's token names the workflow asked: an answer whose token names
+// another one (here re-signed with the server's key, as only a forger with
+// the key could) reaches nobody, and the query it was taken from still waits
+// for its own answer.
+TEST_F(QueryTest, AnAnswerWhoseTokenNamesAnotherWorkflowIsNotFoundAndTheQueryStillWaits) {
+  ASSERT_TRUE(start("cart-5").is_ok());
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {}).is_ok());
+  auto other = start("cart-6");
+  ASSERT_TRUE(other.is_ok());
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {}).is_ok());
+
+  std::promise<Result<v1::QueryWorkflowResponse>> answered;
+  engine_->query_workflow(query("cart-5", "item_count"),
+                          [&](Result<v1::QueryWorkflowResponse> r) { answered.set_value(std::move(r)); });
+  auto task = poll_workflow();
+  ASSERT_EQ(task.workflow_execution().workflow_id(), "cart-5");
+  ASSERT_EQ(task.queries_size(), 1);
+  const std::string key = task.queries().begin()->first;
+
+  const TaskTokenCodec codec(store_->task_token_keys());
+  auto token = codec.decode(task.task_token());
+  ASSERT_TRUE(token.is_ok()) << token.status().to_string();
+  ASSERT_NE(token->query_id(), 0);
+  token->set_workflow_id("cart-6");
+  token->set_run_id(other->run_id());
+  v1::CompleteWorkflowTaskRequest forged;
+  forged.set_task_token(codec.encode(*token));
+  (*forged.mutable_query_results())[key].mutable_answer()->add_payloads()->set_data("forged");
+  auto refused = call(&Engine::complete_workflow_task, forged);
+  EXPECT_EQ(refused.status().code(), StatusCode::kNotFound) << refused.status().to_string();
+  EXPECT_NE(refused.status().message().find("names another workflow"), std::string::npos)
+      << refused.status().to_string();
+
+  v1::CompleteWorkflowTaskRequest genuine;
+  genuine.set_task_token(task.task_token());
+  (*genuine.mutable_query_results())[key].mutable_answer()->add_payloads()->set_data("3");
+  ASSERT_TRUE(call(&Engine::complete_workflow_task, genuine).is_ok()) << "the query still waited for its answer";
+  auto r = answered.get_future().get();
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->result().payloads(0).data(), "3");
 }
 
 TEST_F(QueryTest, QueriesToUnknownWorkflowsFailAtOnce) {
