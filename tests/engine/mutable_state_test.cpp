@@ -814,6 +814,57 @@ TEST_F(MutableStateTest, ContinueAsNewClosesTheRunAndStartsTheNextAtomically) {
   EXPECT_EQ(state(k2).status(), v1::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
 }
 
+// What a continue-as-new command leaves unset comes from the run that
+// continued: task queue, run and task timeouts, retry policy (as in
+// Temporal); what it sets replaces it.
+TEST_F(MutableStateTest, ContinueAsNewCarriesOverTheQueueTimeoutsAndRetryPolicyItDoesNotSet) {
+  v1::RetryPolicy policy;
+  policy.mutable_initial_interval()->set_seconds(3);
+  policy.set_backoff_coefficient(1.5);
+  policy.mutable_maximum_interval()->set_seconds(30);
+  policy.set_maximum_attempts(4);
+  policy.add_non_retryable_error_types("CardDeclined");
+  const auto k = key();
+  ASSERT_TRUE(start(k, [&](v1::StartWorkflowRequest& r) {
+                r.mutable_workflow_run_timeout()->set_seconds(600);
+                r.mutable_workflow_task_timeout()->set_seconds(7);
+                *r.mutable_retry_policy() = policy;
+              }).is_ok());
+  v1::Command same;
+  same.set_command_type(v1::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
+  same.mutable_continue_as_new_workflow_execution();  // sets nothing
+  ASSERT_TRUE(complete(take(TaskKind::kWorkflowTask), {same}).is_ok());
+
+  const ExecutionKey next{k.namespace_id, k.workflow_id, "run-2"};
+  ASSERT_EQ(state(k).status(), v1::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW);
+  const v1::History carried = history(next);
+  ASSERT_GE(carried.events_size(), 1);
+  const auto& started = carried.events(0).workflow_execution_started();
+  EXPECT_EQ(started.task_queue().name(), "orders");
+  EXPECT_EQ(started.workflow_run_timeout().seconds(), 600);
+  EXPECT_EQ(started.workflow_task_timeout().seconds(), 7);
+  EXPECT_EQ(started.retry_policy().SerializeAsString(), policy.SerializeAsString())
+      << started.retry_policy().DebugString();
+  EXPECT_EQ(state(next).task_queue().name(), "orders") << "its tasks go to the same queue";
+
+  // Set in the command, they replace the run's.
+  v1::Command changed;
+  changed.set_command_type(v1::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
+  auto* a = changed.mutable_continue_as_new_workflow_execution();
+  a->mutable_task_queue()->set_name("orders-v2");
+  a->mutable_workflow_run_timeout()->set_seconds(900);
+  a->mutable_workflow_task_timeout()->set_seconds(20);
+  a->mutable_retry_policy()->set_maximum_attempts(9);
+  ASSERT_TRUE(complete(take(TaskKind::kWorkflowTask), {changed}).is_ok());
+  const v1::History replaced = history({k.namespace_id, k.workflow_id, "run-3"});
+  ASSERT_GE(replaced.events_size(), 1);
+  const auto& restarted = replaced.events(0).workflow_execution_started();
+  EXPECT_EQ(restarted.task_queue().name(), "orders-v2");
+  EXPECT_EQ(restarted.workflow_run_timeout().seconds(), 900);
+  EXPECT_EQ(restarted.workflow_task_timeout().seconds(), 20);
+  EXPECT_EQ(restarted.retry_policy().maximum_attempts(), 9);
+}
+
 TEST_F(MutableStateTest, ExecutionTimeoutSpansContinueAsNew) {
   const auto k = key();
   ASSERT_TRUE(
