@@ -65,6 +65,32 @@ TEST_F(ClaimCheckTest, ReferencedBlobsSurviveCollectionAndOrphansDoNot) {
   EXPECT_TRUE(stored(*signaled));
 }
 
+// Heartbeat details live in the run's state, not its history: a large one
+// is moved to the blob store, and its reference keeps the blob alive.
+TEST_F(ClaimCheckTest, HeartbeatDetailsKeepTheirBlobAlive) {
+  ASSERT_TRUE(start("claims-hb").is_ok());
+  ASSERT_TRUE(complete(poll_workflow().task_token(), {schedule_greet()}).is_ok());
+  auto activity = poll_activity();
+  ASSERT_FALSE(activity.task_token().empty());
+  v1::HeartbeatActivityRequest beat;
+  beat.set_task_token(activity.task_token());
+  beat.mutable_details()->add_payloads()->set_data(std::string(4096, 'h'));
+  ASSERT_TRUE(call(&Engine::heartbeat_activity, beat).is_ok());
+
+  v1::DescribeWorkflowRequest d;
+  d.mutable_workflow_execution()->set_workflow_id("claims-hb");
+  auto described = call(&Engine::describe_workflow, d);
+  ASSERT_TRUE(described.is_ok()) << described.status().to_string();
+  ASSERT_EQ(described->pending_activities_size(), 1);
+  ASSERT_EQ(described->pending_activities(0).heartbeat_details().payloads_size(), 1);
+  const v1::Payload details = described->pending_activities(0).heartbeat_details().payloads(0);
+  ASSERT_TRUE(history::is_claim_check(details)) << "moved to the blob store";
+
+  ASSERT_TRUE(store_->blobs().put(std::string(4096, 'o'), "default").is_ok());  // uploaded, never used
+  EXPECT_EQ(collected(), 1) << "only the orphan: the heartbeat's details are referenced";
+  EXPECT_TRUE(stored(details));
+}
+
 TEST_F(ClaimCheckTest, SmallRequestsHoldNoReferences) {
   ClaimCheck check(store_->blobs(), {.threshold = 1024, .blob_limit = 1 << 20});
   v1::SignalWorkflowRequest small;
