@@ -133,6 +133,54 @@ TEST_F(EngineTest, BadRequestsNameTheField) {
   EXPECT_NE(r.status().message().find("is closed"), std::string::npos);
 }
 
+// A retry policy in a command is checked as a start's is, wherever it is
+// given: the completion is refused naming the command and the field, and
+// nothing of it is written (the run goes on, with no activity, child or next
+// run).
+TEST_F(EngineTest, AnInvalidRetryPolicyInAnActivityChildOrContinueAsNewCommandIsRefusedNamingTheField) {
+  v1::Command activity = schedule_greet();
+  activity.mutable_schedule_activity_task()->mutable_retry_policy()->set_backoff_coefficient(0.5);
+
+  v1::Command child;
+  child.set_command_type(v1::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
+  child.mutable_start_child_workflow_execution()->set_workflow_id("kid");
+  child.mutable_start_child_workflow_execution()->mutable_workflow_type()->set_name("hello");
+  auto* child_policy = child.mutable_start_child_workflow_execution()->mutable_retry_policy();
+  child_policy->mutable_initial_interval()->set_seconds(10);
+  child_policy->mutable_maximum_interval()->set_seconds(5);
+
+  v1::Command next;
+  next.set_command_type(v1::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
+  next.mutable_continue_as_new_workflow_execution()->mutable_retry_policy()->set_maximum_attempts(-1);
+
+  const std::vector<std::tuple<std::string, v1::Command, std::string>> cases = {
+      {"bad-activity-policy", activity,
+       "command 0 (schedule activity '1'): retry_policy.backoff_coefficient must be at least 1"},
+      {"bad-child-policy", child,
+       "command 0 (START_CHILD_WORKFLOW_EXECUTION): retry_policy.maximum_interval must not be less than "
+       "initial_interval"},
+      {"bad-next-run-policy", next,
+       "command 0 (CONTINUE_AS_NEW_WORKFLOW_EXECUTION): retry_policy.maximum_attempts must not be negative"},
+  };
+  for (const auto& [id, command, expected] : cases) {
+    SCOPED_TRACE(id);
+    ASSERT_TRUE(start(id).is_ok());
+    const int64_t before = *describe_length(id);
+    Status refused = complete(poll_workflow().task_token(), {command});
+    EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.to_string();
+    EXPECT_NE(refused.message().find(expected), std::string::npos) << refused.to_string();
+
+    v1::DescribeWorkflowRequest d;
+    d.mutable_workflow_execution()->set_workflow_id(id);
+    auto described = call(&Engine::describe_workflow, d);
+    ASSERT_TRUE(described.is_ok()) << described.status().to_string();
+    EXPECT_EQ(described->info().status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING) << "no next run";
+    EXPECT_EQ(described->pending_activities_size(), 0);
+    EXPECT_EQ(described->pending_children_size(), 0);
+    EXPECT_LE(described->info().history_length(), before + 2) << "at most the failed task, no command's event";
+  }
+}
+
 TEST_F(EngineTest, SignalsReachTheNextWorkflowTask) {
   ASSERT_TRUE(start("approval-1").is_ok());
   auto first = poll_workflow();
