@@ -124,6 +124,7 @@ constexpr Group kGroups[] = {
     {"braced_temporaries", reprise::recorded::record_braced_temporaries},
     {"waiting", reprise::recorded::record_waiting},
     {"worker_tasks", reprise::recorded::record_worker_tasks},
+    {"stackful", reprise::recorded::record_stackful},
     {"workflow_features", reprise::recorded::record_workflow_features},
 };
 

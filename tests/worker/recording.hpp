@@ -1,4 +1,4 @@
-// What record_histories.cpp and its per-test recorders (record_*.cpp) share:
+// What record_histories.cpp and its per-test recorders (recorded/*.cpp) share:
 // an engine embedded in a TestEnvironment, and two ways to drive it.
 //
 // - worker(): a real Worker runs the workflows as it would in production.
@@ -7,7 +7,8 @@
 //   another): workflow_task() is a worker with no cache (a fresh instance
 //   replays the whole history and its commands complete the task),
 //   activity_tasks() and complete()/fail()/canceled() are an activity
-//   worker, advance() moves the clock (time skipping is off by default).
+//   worker, fire_timers() moves the clock (time skipping is off by default)
+//   and waits for the timers it made due.
 //
 // Either way the history saved is what the engine wrote.
 #pragma once
