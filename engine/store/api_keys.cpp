@@ -4,11 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <stdexcept>
-
-#include "engine/store/schema.hpp"
-#include "engine/store/sqlite_store.hpp"
 
 namespace reprise::engine {
 
@@ -79,29 +75,6 @@ std::string new_api_key_secret() {
 
 history::Sha256Digest api_key_hash(std::string_view secret) { return history::Sha256::digest(secret); }
 
-Result<std::unique_ptr<SqliteDb>> open_key_database(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    StoreOptions options;
-    options.quick_check = false;
-    Result<std::unique_ptr<SqliteStore>> created = SqliteStore::open(path, options);
-    if (!created) return created.status();
-  }  // closed: the file exists now
-  // Not through SqliteStore, which a running server's store excludes: the
-  // file as it is, checked and migrated as the store would.
-  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::open_as_is(path, false);
-  if (!db) return db.status();
-  Result<int> version = read_schema_version(**db);
-  if (!version) return version.status();
-  if (*version == 0) {
-    return Status::failed_precondition("database '" + path +
-                                       "' is empty: start reprise-server on it, or remove it to begin afresh");
-  }
-  REPRISE_RETURN_IF_ERROR(migrate(**db, schema_migrations()));
-  REPRISE_RETURN_IF_ERROR((*db)->configure(Durability::kFull));
-  return db;
-}
-
 Result<std::vector<ApiKeyRecord>> read_api_keys(SqliteDb& db) {
   Result<Statement> s =
       db.prepare("SELECT name, sha256, namespaces, roles, created_at, revoked_at FROM api_keys ORDER BY name");
@@ -122,29 +95,6 @@ Result<std::vector<ApiKeyRecord>> read_api_keys(SqliteDb& db) {
     if (!s->column_is_null(5)) key.revoked_at = from_unix_nanos(s->column_int(5));
     out.push_back(std::move(key));
   }
-}
-
-Status insert_api_key(SqliteDb& db, const ApiKeyRecord& key) {
-  Result<Statement> s = db.prepare(
-      "INSERT INTO api_keys (name, sha256, namespaces, roles, created_at, revoked_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, NULL) ON CONFLICT (name) DO NOTHING");
-  if (!s) return s.status();
-  REPRISE_RETURN_IF_ERROR(s->bind(1, key.name)
-                              .bind_blob(2, history::as_bytes(key.sha256))
-                              .bind(3, join_key_names(key.namespaces))
-                              .bind(4, join_key_names(key.roles))
-                              .bind(5, to_unix_nanos(key.created_at))
-                              .run());
-  if (db.changes() == 0) return Status::already_exists("an API key named '" + key.name + "' exists already");
-  return Status::ok();
-}
-
-Status revoke_api_key(SqliteDb& db, const std::string& name, TimePoint at) {
-  Result<Statement> s = db.prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE name = ?1");
-  if (!s) return s.status();
-  REPRISE_RETURN_IF_ERROR(s->bind(1, name).bind(2, to_unix_nanos(at)).run());
-  if (db.changes() == 0) return Status::not_found("no API key is named '" + name + "'");
-  return Status::ok();
 }
 
 }  // namespace reprise::engine

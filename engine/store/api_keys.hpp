@@ -1,8 +1,8 @@
 // API keys as they are made and stored: the secret a client sends
 // ("authorization: Bearer rpk_<64 hex digits>", 32 random bytes), the roles
 // a key may hold, and the api_keys table of a SQLite store, which
-// `reprise admin key` writes on the database file and SqliteStore::api_keys()
-// reads for the server. Only the SHA-256 of a secret is stored: a copy of the
+// SqliteStore::api_keys() reads for the server (`reprise admin key` writes
+// it through key_database.hpp). Only the SHA-256 of a secret is stored: a copy of the
 // database gives no key away.
 //
 // Thread safety: each function uses `db` alone, as SqliteDb requires; the
@@ -41,18 +41,7 @@ std::string new_api_key_secret();
 // What the store keeps of `secret`.
 history::Sha256Digest api_key_hash(std::string_view secret);
 
-// The database at `path` for `reprise admin key`: created if missing,
-// migrated to this build's schema if older; refused (naming the file) when
-// empty, not a Reprise database, or newer. Safe while a server runs on it:
-// the key writes are short transactions beside the server's.
-Result<std::unique_ptr<SqliteDb>> open_key_database(const std::string& path);
-
-// Every key, revoked ones included, by name.
+// Every key of a SQLite store, revoked ones included, by name.
 Result<std::vector<ApiKeyRecord>> read_api_keys(SqliteDb& db);
-// ALREADY_EXISTS when a key (revoked or not) has that name.
-Status insert_api_key(SqliteDb& db, const ApiKeyRecord& key);
-// NOT_FOUND when no key has that name; a key revoked already keeps its
-// first revocation time.
-Status revoke_api_key(SqliteDb& db, const std::string& name, TimePoint at);
 
 }  // namespace reprise::engine

@@ -8,6 +8,7 @@
 
 #include "../server/server_harness.hpp"
 #include "engine/store/api_keys.hpp"
+#include "engine/store/key_database.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"
 
@@ -22,7 +23,7 @@ std::string make_key(const std::string& db, const std::string& name, const std::
   EXPECT_TRUE(opened.is_ok()) << opened.status().to_string();
   const std::string secret = engine::new_api_key_secret();
   engine::ApiKeyRecord key{name, engine::api_key_hash(secret), {ns}, {role}, SystemClock::instance().now(), {}};
-  EXPECT_TRUE(engine::insert_api_key(**opened, key).is_ok());
+  EXPECT_TRUE((*opened)->insert(key).is_ok());
   return secret;
 }
 

@@ -3,6 +3,7 @@
 // health and reflection services left open, and the refusal to serve beyond
 // loopback with no keys.
 #include "engine/store/api_keys.hpp"
+#include "engine/store/key_database.hpp"
 
 #include <gtest/gtest.h>
 
@@ -29,7 +30,7 @@ std::string make_key(const std::string& db, const std::string& name, std::vector
   key.roles = std::move(roles);
   key.namespaces = std::move(namespaces);
   key.created_at = SystemClock::instance().now();
-  EXPECT_TRUE(engine::insert_api_key(**opened, key).is_ok());
+  EXPECT_TRUE((*opened)->insert(key).is_ok());
   return secret;
 }
 
@@ -170,7 +171,7 @@ TEST(ApiKeys, AKeyRevokedWhileTheServerRunsIsRefusedWithinSeconds) {
   {
     auto db = engine::open_key_database(dir.file("db"));
     ASSERT_TRUE(db.is_ok());
-    ASSERT_TRUE(engine::revoke_api_key(**db, "dashboard-a", SystemClock::instance().now()).is_ok());
+    ASSERT_TRUE((*db)->revoke("dashboard-a", SystemClock::instance().now()).is_ok());
   }
   grpc::Status s;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);

@@ -29,6 +29,7 @@
 #include "engine/store/api_keys.hpp"
 #include "engine/store/backup.hpp"
 #include "engine/store/file_check.hpp"
+#include "engine/store/key_database.hpp"
 #include "reprise/client.hpp"
 #include "reprise/detail/proto_time.hpp"
 #include "reprise/history_file.hpp"
@@ -571,9 +572,10 @@ int namespace_update(Context& ctx, const Flags& flags) {
   return 0;
 }
 
-// `admin key` works on the database file, as `admin backup` does: the first
-// key is made before the server requires one, and a secret never crosses
-// the network. A running server sees the change within a second.
+// `admin key` works on the server's database (key_database.hpp), as `admin
+// backup` does on a file: the first key is made before the server requires
+// one, and a secret never crosses the network. A running server sees the
+// change within a second.
 int fail_with(Context& ctx, const Status& s) {
   if (ctx.json) {
     print_json({{"ok", false}, {"error", s.to_string()}});
@@ -602,7 +604,7 @@ int admin_key_create(Context& ctx, const Flags& flags) {
   if (Status s = engine::validate_key_name(flags.name); !s) return fail_with(ctx, s);
   if (Status s = engine::validate_roles(flags.roles); !s) return fail_with(ctx, s);
   if (Status s = engine::validate_key_namespaces(flags.key_namespaces); !s) return fail_with(ctx, s);
-  Result<std::unique_ptr<engine::SqliteDb>> db = engine::open_key_database(flags.db);
+  Result<std::unique_ptr<engine::KeyDatabase>> db = engine::open_key_database(flags.db);
   if (!db) return fail_with(ctx, db.status());
   const std::string secret = engine::new_api_key_secret();
   engine::ApiKeyRecord key;
@@ -611,7 +613,7 @@ int admin_key_create(Context& ctx, const Flags& flags) {
   key.namespaces = flags.key_namespaces;
   key.roles = flags.roles;
   key.created_at = SystemClock::instance().now();
-  if (Status s = engine::insert_api_key(**db, key); !s) return fail_with(ctx, s);
+  if (Status s = (*db)->insert(key); !s) return fail_with(ctx, s);
   if (ctx.json) {
     print_json(
         {{"ok", true}, {"name", key.name}, {"key", secret}, {"roles", key.roles}, {"namespaces", key.namespaces}});
@@ -627,9 +629,9 @@ int admin_key_create(Context& ctx, const Flags& flags) {
 }
 
 int admin_key_revoke(Context& ctx, const Flags& flags) {
-  Result<std::unique_ptr<engine::SqliteDb>> db = engine::open_key_database(flags.db);
+  Result<std::unique_ptr<engine::KeyDatabase>> db = engine::open_key_database(flags.db);
   if (!db) return fail_with(ctx, db.status());
-  if (Status s = engine::revoke_api_key(**db, flags.name, SystemClock::instance().now()); !s) return fail_with(ctx, s);
+  if (Status s = (*db)->revoke(flags.name, SystemClock::instance().now()); !s) return fail_with(ctx, s);
   if (ctx.json) {
     print_json({{"ok", true}, {"name", flags.name}, {"revoked", true}});
   } else {
@@ -639,9 +641,9 @@ int admin_key_revoke(Context& ctx, const Flags& flags) {
 }
 
 int admin_key_list(Context& ctx, const Flags& flags) {
-  Result<std::unique_ptr<engine::SqliteDb>> db = engine::open_key_database(flags.db);
+  Result<std::unique_ptr<engine::KeyDatabase>> db = engine::open_key_database(flags.db);
   if (!db) return fail_with(ctx, db.status());
-  Result<std::vector<engine::ApiKeyRecord>> keys = engine::read_api_keys(**db);
+  Result<std::vector<engine::ApiKeyRecord>> keys = (*db)->keys();
   if (!keys) return fail_with(ctx, keys.status());
   if (ctx.json) {
     nlohmann::json all = nlohmann::json::array();
@@ -914,11 +916,15 @@ class CommandLine {
 
     CLI::App* key = admin->add_subcommand(
         "key",
-        "API keys, on the database file (run it on the server's host; a running server sees the change within a "
-        "second). Once any key exists the server requires one on every call (docs/operations.md, "
-        "\"Authentication\")");
+        "API keys, on the server's database (a SQLite file on the server's host, or a PostgreSQL URL; a running "
+        "server sees the change within a second). Once any key exists the server requires one on every call "
+        "(docs/operations.md, \"Authentication\")");
     auto db = [this](CLI::App* c) {
-      c->add_option("--db", flags_.db, "The database file (created if missing)")->required()->type_name("PATH");
+      c->add_option("--db", flags_.db,
+                    "The database: a SQLite file (created if missing) or a postgresql:// URL of a database a "
+                    "server has created")
+          ->required()
+          ->type_name("PATH|URL");
     };
     CLI::App* c = command(*key, "create",
                           "Make a key and print its secret, once: the database keeps only its SHA-256. Roles: "

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <random>
 
-#include "engine/store/api_keys.hpp"
+#include "engine/store/postgres/postgres_api_keys.hpp"
 #include "engine/store/postgres/postgres_schema.hpp"
 #include "engine/store/visibility_page_token.hpp"
 
@@ -396,23 +396,7 @@ Status PostgresStore::update_namespace(const NamespaceRecord& record) {
 
 Result<std::vector<ApiKeyRecord>> PostgresStore::api_keys() {
   PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r =
-      db->query("SELECT name, sha256, namespaces, roles, created_at, revoked_at FROM api_keys ORDER BY name");
-  if (!r) return r.status();
-  std::vector<ApiKeyRecord> out;
-  for (int i = 0; i < r->rows(); ++i) {
-    ApiKeyRecord key;
-    key.name = r->get_bytes(i, 0);
-    if (!history::digest_from_bytes(r->get_bytes(i, 1), key.sha256)) {
-      return Status::data_loss("database '" + name_ + "': API key '" + key.name + "' has a damaged hash");
-    }
-    key.namespaces = split_key_names(r->get_bytes(i, 2));
-    key.roles = split_key_names(r->get_bytes(i, 3));
-    key.created_at = from_unix_nanos(r->get_int(i, 4));
-    if (!r->is_null(i, 5)) key.revoked_at = from_unix_nanos(r->get_int(i, 5));
-    out.push_back(std::move(key));
-  }
-  return out;
+  return read_postgres_api_keys(*db);
 }
 
 }  // namespace reprise::engine
