@@ -167,6 +167,15 @@ TEST_F(EagerWorkflowTaskTest, AnEagerStartHandsTheFirstTaskToTheCaller) {
 
   ASSERT_TRUE(complete(task.task_token(), {complete_with("Hello, world!")}).is_ok());
   EXPECT_EQ(wait_for_close("eager-start").event_type(), v1::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+
+  // Retried once the run has closed (the id's reuse policy would allow a new
+  // run): still the same start, with no task and no second run.
+  auto late = start_eagerly(*this, "eager-start", "s1");
+  ASSERT_TRUE(late.is_ok()) << late.status().to_string();
+  EXPECT_FALSE(late->started());
+  EXPECT_EQ(late->run_id(), started->run_id());
+  EXPECT_TRUE(late->eager_workflow_task().task_token().empty());
+  EXPECT_TRUE(queue_empty("greetings"));
 }
 
 TEST_F(EagerWorkflowTaskTest, AStartWithoutTheRequestQueuesItsFirstTask) {
