@@ -1,9 +1,33 @@
 // The engine in process, on a real SQLite store, driven through its
 // WorkflowService-shaped API the way a worker and a client would.
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "engine_fixture.hpp"
 
 namespace reprise::engine {
 namespace {
+
+// What `run` wrote to stderr, where the engine logs.
+std::string engine_test_stderr_of(const std::function<void()>& run) {
+  std::fflush(stderr);
+  char path[] = "/tmp/reprise-engine-log-XXXXXX";
+  const int fd = mkstemp(path);
+  const int saved = dup(STDERR_FILENO);
+  dup2(fd, STDERR_FILENO);
+  run();
+  std::fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::string out;
+  char buf[4096];
+  lseek(fd, 0, SEEK_SET);
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  unlink(path);
+  return out;
+}
 
 TEST_F(EngineTest, HelloWorkflowEndToEndWithAResultLongPoll) {
   auto started = start("hello-1");
@@ -179,6 +203,31 @@ TEST_F(EngineTest, AnInvalidRetryPolicyInAnActivityChildOrContinueAsNewCommandIs
     EXPECT_EQ(described->pending_children_size(), 0);
     EXPECT_LE(described->info().history_length(), before + 2) << "at most the failed task, no command's event";
   }
+}
+
+// What an operator looks for in the server's log: a workflow's start, each
+// workflow-task failure with its message, and its close with the status.
+TEST_F(EngineTest, StartsWorkflowTaskFailuresAndClosesAreLogged) {
+  log::set_format(log::Format::kLogfmt);
+  log::set_level(log::Level::kInfo);
+  const std::string logged = engine_test_stderr_of([&] {
+    ASSERT_TRUE(start("logged-1").is_ok());
+    v1::FailWorkflowTaskRequest failed;
+    failed.set_task_token(poll_workflow().task_token());
+    failed.mutable_failure()->set_message("cart is empty");
+    ASSERT_TRUE(call(&Engine::fail_workflow_task, failed).is_ok());
+    v1::TerminateWorkflowRequest stop;
+    stop.mutable_workflow_execution()->set_workflow_id("logged-1");
+    ASSERT_TRUE(call(&Engine::terminate_workflow, stop).is_ok());
+  });
+  log::set_level(log::Level::kWarn);
+  EXPECT_NE(logged.find("level=info msg=\"workflow started\" workflow_id=logged-1 "), std::string::npos) << logged;
+  const size_t failure = logged.find("level=warn msg=\"workflow task failed\" workflow_id=logged-1 ");
+  ASSERT_NE(failure, std::string::npos) << logged;
+  EXPECT_NE(logged.find("message=\"cart is empty\"", failure), std::string::npos) << logged;
+  const size_t closed = logged.find("level=info msg=\"workflow closed\" workflow_id=logged-1 ");
+  ASSERT_NE(closed, std::string::npos) << logged;
+  EXPECT_NE(logged.find("status=TERMINATED", closed), std::string::npos) << logged;
 }
 
 TEST_F(EngineTest, SignalsReachTheNextWorkflowTask) {
