@@ -105,6 +105,20 @@ class Recording {
     connection().complete_workflow_task(done);
     return r->commands;
   }
+  // Answers the workflow tasks of `queue` (a parent's and its children's,
+  // in whatever order the engine hands them out) until `workflow_id` closes.
+  void workflow_tasks_until_closed(const std::string& queue, const std::string& workflow_id) {
+    for (int i = 0; i < 100; ++i) {
+      const v1::History h = fetch_history(connection(), workflow_id);
+      const v1::HistoryEvent& last = h.events(h.events_size() - 1);
+      if (last.has_workflow_execution_completed() || last.has_workflow_execution_failed() ||
+          last.has_workflow_execution_canceled()) {
+        return;
+      }
+      workflow_task(queue);
+    }
+    throw std::runtime_error(workflow_id + " did not close");
+  }
   // Takes the next workflow task of `queue`, whose code fails (a bug), and
   // fails the task as a worker with the default panic policy does.
   void failing_workflow_task(const std::string& queue) {

@@ -73,6 +73,14 @@ void record_workflow_features(const std::filesystem::path& dir) {
     r.save("too-late", "features_timed_out");
   }
   {
+    // Two children, one after the other; the second fails.
+    Recording r(dir);
+    r.can_run(square_wf);
+    r.start(sum_wf, "sums", kFeaturesQueue, int64_t{2});
+    r.workflow_tasks_until_closed(kFeaturesQueue, "sums");
+    r.save("sums", "features_children");
+  }
+  {
     // "nobody" runs and is not signal_nobody's child.
     Recording r(dir);
     r.start_bystander("nobody");

@@ -71,6 +71,20 @@ inline Workflow<std::string> approve_within_a_day(WorkflowContext& ctx) {
 }
 inline constexpr WorkflowDef<&approve_within_a_day> approve_wf{"approve"};
 
+// Squares, except 2 (a child that fails).
+inline Workflow<int64_t> square(WorkflowContext&, int64_t n) {
+  if (n == 2) throw ApplicationError("Forbidden", "square of 2 is not allowed", true);
+  co_return n* n;
+}
+inline constexpr WorkflowDef<&square> square_wf{"square"};
+
+inline Workflow<int64_t> sum_of_squares(WorkflowContext& ctx, int64_t n) {
+  int64_t sum = 0;
+  for (int64_t i = 1; i <= n; ++i) sum += co_await ctx.execute_child(square_wf, ChildWorkflowOptions(), i);
+  co_return sum;
+}
+inline constexpr WorkflowDef<&sum_of_squares> sum_wf{"sum"};
+
 inline Workflow<int64_t> counter(WorkflowContext& ctx, int64_t n);
 inline constexpr WorkflowDef<&counter> counter_wf{"counter"};
 inline Workflow<int64_t> counter(WorkflowContext& ctx, int64_t n) {
