@@ -259,9 +259,7 @@ TEST(Server, NoThreadButTheWaitingOneCanTakeTheStopSignals) {
 // perf, top -H and /proc/PID/task/*/comm tell the server's threads apart
 // only if each names its job: a thread left unnamed shows the process's
 // name, and two pools whose threads share one name look like one pool.
-TEST(Server, EveryThreadItStartsNamesItsJob) {
-  TempDir dir;
-  Server server(dir.file("names.db"), {"--metrics-listen", "127.0.0.1:0"});
+void expect_every_thread_names_its_job(Server& server, std::vector<std::string> jobs) {
   const std::string proc = "/proc/" + std::to_string(server.pid());
   std::string main_name;  // what an unnamed thread shows: the program's name
   std::getline(std::ifstream(proc + "/comm"), main_name);
@@ -274,14 +272,29 @@ TEST(Server, EveryThreadItStartsNamesItsJob) {
     names.insert(name);
   }
   EXPECT_EQ(names.count(main_name), 0u) << "a thread left unnamed: " << ::testing::PrintToString(names);
-  for (const char* job : {"executor-0", "reads-0", "uploads-0", "blob-io-0", "writer", "checkpointer", "timers",
-                          "deadlines", "retention", "blob-gc", "health"}) {
+  for (const char* job :
+       {"executor-0", "reads-0", "uploads-0", "blob-io-0", "timers", "deadlines", "retention", "blob-gc", "health"}) {
+    jobs.push_back(job);
+  }
+  for (const std::string& job : jobs) {
     EXPECT_EQ(names.count(job), 1u) << job << " in " << ::testing::PrintToString(names);
   }
   // The HTTP listener's pool threads inherit the name of the thread that
   // starts them.
   EXPECT_GE(names.count("http"), 1u) << ::testing::PrintToString(names);
   EXPECT_EQ(server.terminate(), 0);
+}
+
+TEST(Server, EveryThreadItStartsNamesItsJob) {
+  TempDir dir;
+  Server server(dir.file("names.db"), {"--metrics-listen", "127.0.0.1:0"});
+  expect_every_thread_names_its_job(server, {"writer", "checkpointer"});
+}
+
+TEST(ServerOnPostgres, EveryThreadItStartsNamesItsJob) {
+  REPRISE_POSTGRES_DATABASE(url);
+  Server server(url, {"--metrics-listen", "127.0.0.1:0"});
+  expect_every_thread_names_its_job(server, {"writer", "shard-leases"});
 }
 
 TEST(Server, ShutsDownCleanlyWithAPollParked) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/store/shard.hpp"
+#include "engine/thread_name.hpp"
 
 namespace reprise::engine {
 
@@ -59,7 +60,9 @@ PgTransitionWriter::PgTransitionWriter(std::unique_ptr<PgConnection> db, int sha
       fault_hook_(std::move(fault_hook)),
       clock_(clock),
       leases_(leases),
-      thread_([this] { run(); }) {}
+      thread_([this] { run(); }) {
+  name_thread(thread_, "writer");
+}
 
 PgTransitionWriter::~PgTransitionWriter() {
   {
