@@ -101,6 +101,26 @@ TEST_F(ClaimCheckTest, SmallRequestsHoldNoReferences) {
   EXPECT_EQ(small.input().payloads(0).data(), "tiny");
 }
 
+// The default threshold (--claim-check-threshold-bytes): a payload of
+// 128 KiB or more leaves for the blob store, one byte less stays inline.
+TEST_F(ClaimCheckTest, PayloadsOf128KiBOrMoreAreMovedAndSmallerOnesStay) {
+  ClaimCheck check(store_->blobs(), ClaimCheckOptions{});
+  v1::SignalWorkflowRequest below;
+  below.mutable_input()->add_payloads()->set_data(std::string(128 * 1024 - 1, 'b'));
+  auto kept = check.offload(below, "default");
+  ASSERT_TRUE(kept.is_ok()) << kept.status().to_string();
+  EXPECT_FALSE(*kept);
+  EXPECT_FALSE(history::is_claim_check(below.input().payloads(0)));
+
+  v1::SignalWorkflowRequest at;
+  at.mutable_input()->add_payloads()->set_data(std::string(128 * 1024, 'a'));
+  auto moved = check.offload(at, "default");
+  ASSERT_TRUE(moved.is_ok()) << moved.status().to_string();
+  EXPECT_TRUE(*moved);
+  ASSERT_TRUE(history::is_claim_check(at.input().payloads(0)));
+  EXPECT_EQ(at.input().payloads(0).external().size(), 128 * 1024);
+}
+
 TEST_F(ClaimCheckTest, PayloadsDeepInsideCommandsAreFound) {
   ClaimCheck check(store_->blobs(), {.threshold = 1024, .blob_limit = 1 << 20});
   v1::CompleteWorkflowTaskRequest r;
