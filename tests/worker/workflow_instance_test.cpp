@@ -237,6 +237,17 @@ TEST(WorkflowInstance, RandomnessReplaysAndDiffersBetweenRuns) {
       << recorded_result(a);
 }
 
+// The draws are seeded from the chain's first run (the started event's
+// original_execution_run_id), not from the run being worked on: a later run
+// of the chain (a retry, a continue-as-new) draws what the first one drew.
+TEST(WorkflowInstance, RandomnessIsSeededFromTheChainsFirstRunNotTheCurrentOne) {
+  const v1::History a = recorded::history("dice_a");
+  ASSERT_TRUE(a.events(0).workflow_execution_started().continued_execution_run_id().empty()) << "a chain's first run";
+  auto later_run = fresh(worker::make_starter<&recorded::dice>("dice"));
+  later_run.set_execution("dice-a", "a-later-run-of-the-chain");
+  EXPECT_EQ(result_of(later_run.apply(through_task(a, 2))), recorded_result(a));
+}
+
 TEST(WorkflowInstance, InfoFollowsTheTaskAndReplayIsKnown) {
   const v1::History h = recorded::history("introspect");
   EXPECT_EQ(recorded_result(h), "3 live, then 8 wf-9") << "as the engine's worker ran it";
