@@ -11,9 +11,14 @@
 // (commands included) at workflows, runs and tasks this input has already
 // made, so mutated requests reach real executions instead of NOT_FOUND.
 //
-// Every input gets a fresh engine on a fresh SQLite file, so a finding
-// replays alone. Every call must answer (within kAnswerTime), exactly once,
-// and the engine must shut down afterwards.
+// Every input gets a fresh engine on a fresh SQLite file (in /dev/shm, a copy
+// of an empty database made once), so a finding replays alone. The engine
+// runs on a StepRuntime (step_runtime.hpp): its jobs, its writer's commits
+// and its deadlines all run on this thread, in the order they came, so an
+// input runs the same way every time. Every
+// call must answer exactly once, before the engine runs out of work and
+// kAnswerTime of virtual time has passed, and the engine must shut down
+// afterwards.
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 #include <unistd.h>
@@ -24,8 +29,10 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -34,6 +41,7 @@
 #include "reprise/clock.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 #include "tests/fuzz/quiet_protobuf.hpp"
+#include "tests/fuzz/step_runtime.hpp"
 
 namespace {
 
@@ -43,7 +51,10 @@ using namespace reprise::engine;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 
-constexpr auto kAnswerTime = 20s;
+constexpr auto kAnswerTime = 20s;  // virtual time: what a parked call may wait
+// Jobs, commits and deadlines one call may take before it counts as never
+// answering (a loop that keeps the engine busy).
+constexpr int64_t kAnswerSteps = 1'000'000;
 constexpr auto kQueryTimeout = 20ms;  // no worker answers queries here
 
 enum Fixup : uint8_t {
@@ -99,32 +110,47 @@ void fix_up(Message& message, uint8_t fixups, const Known& known, const std::vec
   }
 }
 
+StoreOptions fuzz_store_options() {
+  StoreOptions options;
+  options.durability = Durability::kNormal;  // what is fuzzed is not durability
+  options.read_connections = 1;              // one thread reads
+  options.writer_thread = false;             // the StepRuntime commits
+  options.quick_check = false;               // the file is a fresh copy
+  return options;
+}
+
 class Harness {
  public:
-  explicit Harness(const std::filesystem::path& dir) : db_(dir / "engine.db") {
-    StoreOptions store_options;
+  // `empty_database`: a database as a new store creates it, copied for this
+  // input (creating the schema anew took half of an input's time).
+  Harness(const std::filesystem::path& dir, const std::filesystem::path& empty_database) : db_(dir / "engine.db") {
+    std::filesystem::copy_file(empty_database, db_, std::filesystem::copy_options::overwrite_existing);
+    StoreOptions store_options = fuzz_store_options();
     store_options.clock = &clock_;
-    store_options.durability = Durability::kNormal;  // what is fuzzed is not durability
-    store_options.read_connections = 2;
     auto store = SqliteStore::open(db_, store_options);
     FUZZ_CHECK(store.is_ok(), "cannot open the store: %s", store.status().to_string().c_str());
     store_ = std::move(store).value();
+    runtime_.commit_for(store_.get());
     EngineOptions options;
     options.clock = &clock_;
     options.random_seed = 1;
     options.poll_timeout = 10ms;
     options.max_history_wait = 10ms;
-    options.read_threads = 2;
+    options.runtime = &runtime_.runtime();
     auto engine = Engine::start(*store_, options);
     FUZZ_CHECK(engine.is_ok(), "the engine does not start: %s", engine.status().to_string().c_str());
     engine_ = std::move(engine).value();
   }
 
   ~Harness() {
-    // Shutdown must return once every call in flight has answered.
-    auto stopped = std::async(std::launch::async, [this] { engine_->shutdown(); });
-    FUZZ_CHECK(stopped.wait_for(kAnswerTime) == std::future_status::ready, "the engine did not shut down");
+    // Shutdown must return once every call in flight has answered; it waits
+    // on another thread while this one runs what the engine still posts.
+    blocking("the engine's shutdown", [this] {
+      engine_->shutdown();
+      return 0;
+    });
     engine_.reset();
+    runtime_.commit_for(nullptr);
     store_.reset();
     std::error_code ignored;
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + suffix, ignored);
@@ -143,20 +169,47 @@ class Harness {
 
   template <typename Resp, typename Req, typename... Extra>
   Result<Resp> call(const char* what, void (Engine::*method)(Req, Reply<Resp>, Extra...), Req request) {
-    auto answers = std::make_shared<std::atomic<int>>(0);
-    auto done = std::make_shared<std::promise<Result<Resp>>>();
-    auto answer = done->get_future();
+    struct Answer {
+      int count = 0;
+      std::optional<Result<Resp>> result;
+    };
+    auto answer = std::make_shared<Answer>();
     (engine_.get()->*method)(
         std::move(request),
-        [answers, done, what](Result<Resp> r) {
-          FUZZ_CHECK(answers->fetch_add(1) == 0, "%s answered twice", what);
-          done->set_value(std::move(r));
+        [answer, what](Result<Resp> r) {
+          FUZZ_CHECK(++answer->count == 1, "%s answered twice", what);
+          answer->result.emplace(std::move(r));
         },
         Extra{}...);
-    FUZZ_CHECK(answer.wait_for(kAnswerTime) == std::future_status::ready, "%s did not answer", what);
-    Result<Resp> r = answer.get();
+    // Jobs and commits first; a deadline (a parked poll's timeout) only once
+    // nothing else is left, as on a real engine with idle threads.
+    int64_t steps = 0;
+    const auto called = runtime_.elapsed();
+    while (!answer->result) {
+      FUZZ_CHECK(++steps <= kAnswerSteps, "%s did not answer in %lld steps", what,
+                 static_cast<long long>(kAnswerSteps));
+      if (runtime_.run_one()) continue;
+      FUZZ_CHECK(runtime_.fire_next_deadline(), "%s did not answer: the engine has nothing left to do", what);
+      FUZZ_CHECK(runtime_.elapsed() - called <= kAnswerTime, "%s did not answer within %llds", what,
+                 static_cast<long long>(std::chrono::seconds(kAnswerTime).count()));
+    }
+    Result<Resp> r = std::move(*answer->result);
     if (!r.is_ok()) FUZZ_CHECK(!r.status().message().empty(), "%s failed without saying why", what);
     return r;
+  }
+
+  // Runs `fn`, an engine call that blocks until the engine's work is done,
+  // on another thread while this one runs jobs and commits; it must return
+  // within kAnswerTime (real time: nothing here moves the virtual clock).
+  template <typename Fn>
+  std::invoke_result_t<Fn> blocking(const char* what, Fn fn) {
+    auto returned = std::async(std::launch::async, std::move(fn));
+    const auto give_up = std::chrono::steady_clock::now() + kAnswerTime;
+    while (returned.wait_for(0s) != std::future_status::ready) {
+      FUZZ_CHECK(std::chrono::steady_clock::now() < give_up, "%s did not return", what);
+      if (!runtime_.run_one()) std::this_thread::yield();
+    }
+    return returned.get();
   }
 
   void remember_execution(const v1::WorkflowExecution& e) {
@@ -166,6 +219,7 @@ class Harness {
 
   std::filesystem::path db_;
   ManualClock clock_;
+  fuzz::StepRuntime runtime_;
   std::unique_ptr<SqliteStore> store_;
   std::unique_ptr<Engine> engine_;
   Known known_;
@@ -265,7 +319,7 @@ void Harness::run(uint8_t kind, uint8_t fixups, const uint8_t* bytes, size_t siz
       engine_->check_timers();
       break;
     case 19: {
-      auto pass = engine_->sweep_retention();
+      auto pass = blocking("a retention pass", [this] { return engine_->sweep_retention(); });
       FUZZ_CHECK(pass.is_ok() || !pass.status().message().empty(), "retention failed without saying why");
       break;
     }
@@ -287,12 +341,26 @@ const std::filesystem::path& scratch_dir() {
   return dir;
 }
 
+// A database as SqliteStore::open creates it, made once per process; closing
+// its only store leaves it whole in the one file.
+const std::filesystem::path& empty_database() {
+  static const std::filesystem::path path = [] {
+    std::filesystem::path made = scratch_dir() / "empty.db";
+    auto store = SqliteStore::open(made, fuzz_store_options());
+    FUZZ_CHECK(store.is_ok(), "cannot create the empty database: %s", store.status().to_string().c_str());
+    store->reset();
+    FUZZ_CHECK(!std::filesystem::exists(made.string() + "-wal"), "the empty database left a WAL behind");
+    return made;
+  }();
+  return path;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool quiet = (log::set_level(log::Level::kError), true);
   (void)quiet;
-  Harness harness(scratch_dir());
+  Harness harness(scratch_dir(), empty_database());
   size_t at = 0;
   while (at + 4 <= size) {
     const uint8_t kind = data[at];

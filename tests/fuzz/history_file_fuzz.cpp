@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <string>
 
@@ -55,21 +54,38 @@ Workflow<std::string> order(WorkflowContext& ctx, std::string id) {
 }
 inline constexpr WorkflowDef<&order> order_wf{"order"};
 
+// The file each input is written to, in /dev/shm where there is one: kept
+// open, and rewritten in place for every input (opening and truncating a
+// file on disk per input took an eighth of the time).
+struct InputFile {
+  std::string path;
+  int fd = -1;
+};
+
+const InputFile& input_file() {
+  static const InputFile file = [] {
+    const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    InputFile made;
+    made.path = std::string(dir) + "/reprise-history-fuzz-XXXXXX";
+    made.fd = mkstemp(made.path.data());
+    FUZZ_CHECK(made.fd >= 0, "cannot create a temporary file");
+    return made;
+  }();
+  static const bool removed_at_exit = std::atexit([] { std::remove(file.path.c_str()); }) == 0;
+  (void)removed_at_exit;
+  return file;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = [] {
-    char name[] = "/tmp/reprise-history-fuzz-XXXXXX";
-    const int fd = mkstemp(name);
-    FUZZ_CHECK(fd >= 0, "cannot create a temporary file");
-    close(fd);
-    return std::string(name);
-  }();
-  static const bool removed_at_exit = std::atexit([] { std::remove(path.c_str()); }) == 0;
-  (void)removed_at_exit;
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  const InputFile& file = input_file();
+  const std::string& path = file.path;
+  FUZZ_CHECK(ftruncate(file.fd, 0) == 0, "cannot empty %s", path.c_str());
+  for (size_t written = 0; written < size;) {
+    const ssize_t n = pwrite(file.fd, data + written, size - written, static_cast<off_t>(written));
+    FUZZ_CHECK(n > 0, "cannot write %s", path.c_str());
+    written += static_cast<size_t>(n);
   }
 
   v1::History history;
