@@ -20,7 +20,9 @@
 //       REPRISE_BENCH_POSTGRES=postgresql://... (an empty database) adds a
 //       server on PostgreSQL (mode remote-postgres), and
 //       REPRISE_BENCH_POSTGRES_SAVEPOINTS (another) one whose group commit
-//       takes a savepoint per transition (remote-pg-savepoints).
+//       takes a savepoint per transition (remote-pg-savepoints), and
+//       REPRISE_BENCH_POSTGRES_BASELINE (a third) the --baseline-server on
+//       PostgreSQL (remote-pg-baseline).
 //   sdk_driver --server PATH/reprise-server parked [--count 10000]
 //              [--style stackless|stackful] [--stack-kib 64] [--no-guard]
 //       memory per cached parked workflow: `count` workflows waiting on a
@@ -263,16 +265,19 @@ int hello_mode(const std::string& server_binary, const std::string& baseline_bin
   // REPRISE_BENCH_POSTGRES=postgresql://... (an empty database): one more
   // server on it, mode remote-postgres; REPRISE_BENCH_POSTGRES_SAVEPOINTS (a
   // second empty database): one whose group commit takes a savepoint per
-  // transition (--postgres-commit-shape savepoints), mode remote-pg-savepoints.
+  // transition (--postgres-commit-shape savepoints), mode remote-pg-savepoints;
+  // REPRISE_BENCH_POSTGRES_BASELINE (a third, with --baseline-server): the
+  // baseline server on PostgreSQL, mode remote-pg-baseline.
   std::vector<std::unique_ptr<engine::testing::ChildProcess>> postgres_servers;
-  for (auto [variable, mode, shape] :
-       {std::tuple{"REPRISE_BENCH_POSTGRES", "remote-postgres", "pipelined"},
-        std::tuple{"REPRISE_BENCH_POSTGRES_SAVEPOINTS", "remote-pg-savepoints", "savepoints"}}) {
+  for (auto [variable, mode, shape, baseline] :
+       {std::tuple{"REPRISE_BENCH_POSTGRES", "remote-postgres", "pipelined", false},
+        std::tuple{"REPRISE_BENCH_POSTGRES_SAVEPOINTS", "remote-pg-savepoints", "savepoints", false},
+        std::tuple{"REPRISE_BENCH_POSTGRES_BASELINE", "remote-pg-baseline", "pipelined", true}}) {
     const char* url = std::getenv(variable);
-    if (url == nullptr) continue;
+    if (url == nullptr || (baseline && baseline_binary.empty())) continue;
     std::string pg_address;
-    postgres_servers.push_back(
-        start_server(server_binary, url, pg_address, false, nullptr, {"--postgres-commit-shape", shape}));
+    postgres_servers.push_back(start_server(baseline ? baseline_binary : server_binary, url, pg_address, false, nullptr,
+                                            {"--postgres-commit-shape", shape}));
     connections[mode] = Connection::remote(pg_address);
     server_pids[mode] = postgres_servers.back()->pid();
   }
