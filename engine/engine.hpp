@@ -217,6 +217,18 @@ class Engine {
   // tokens alike); INVALID_ARGUMENT for a token this server did not sign.
   Result<std::string> task_namespace(const std::string& task_token) const;
 
+  // Cluster (shard_changes.cpp, docs/cluster.md): the address of the node
+  // that serves the shard of `workflow_id`, or of the execution a task token
+  // names, when that is another node ("" when this node serves it, no live
+  // node holds it, or the store has no cluster); the addresses of the other
+  // live nodes.
+  std::string owner_address(std::string namespace_id, const std::string& workflow_id) const;
+  std::string token_owner_address(const std::string& task_token) const;
+  std::vector<std::string> peer_addresses() const;
+  // Tasks of a worker's queue waiting in this node's memory now: a poll
+  // fanned out over the cluster takes these without asking the others.
+  size_t queued_tasks(std::string namespace_id, TaskKind kind, const std::string& queue) const;
+
   // History long-polls parked right now (a gauge).
   size_t parked_history_waits();
   // Deadlines (long-poll and query timeouts, retry pauses) not yet due: what

@@ -48,6 +48,27 @@ Status Engine::gain_shards(const ShardSet& gained) {
   return Status::ok();
 }
 
+std::string Engine::owner_address(std::string namespace_id, const std::string& workflow_id) const {
+  if (shards_ == nullptr || !check_namespace(namespace_id).is_ok()) return "";
+  return shards_->owner_address(shard_of(namespace_id, workflow_id, shards_->shard_count()));
+}
+
+std::string Engine::token_owner_address(const std::string& task_token) const {
+  if (shards_ == nullptr) return "";
+  Result<internal::TaskToken> token = options_.config.task_tokens->decode(task_token);
+  if (!token) return "";  // refused where it is served
+  return shards_->owner_address(shard_of(token->namespace_(), token->workflow_id(), shards_->shard_count()));
+}
+
+std::vector<std::string> Engine::peer_addresses() const {
+  return shards_ == nullptr ? std::vector<std::string>{} : shards_->peer_addresses();
+}
+
+size_t Engine::queued_tasks(std::string namespace_id, TaskKind kind, const std::string& queue) const {
+  if (!check_namespace(namespace_id).is_ok()) return 0;
+  return matching_.backlog({namespace_id, kind, queue});
+}
+
 void Engine::lose_shards(const ShardSet& lost) {
   auto in_lost = [this, &lost](const ExecutionKey& key) {
     const int64_t shard = shards_->shard_of(key);

@@ -3,6 +3,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 namespace reprise::engine {
 
@@ -128,42 +130,210 @@ grpc::ServerUnaryReactor* GrpcService::forward_poll(
   return reactor;
 }
 
+template <typename Req, typename Resp>
+grpc::ServerUnaryReactor* GrpcService::route(grpc::CallbackServerContext* context, const Req* request, Resp* response,
+                                             void (Engine::*method)(Req, Reply<Resp>), PeerCall<Req, Resp> peer_call,
+                                             const Status& authorized, const std::string& owner) {
+  if (authorized && !owner.empty() && !ClusterPeers::forwarded(context)) {
+    return relay(context, request, response, peer_call, owner);
+  }
+  return forward(context, request, response, method, authorized);
+}
+
+template <typename Req, typename Resp>
+grpc::ServerUnaryReactor* GrpcService::relay(grpc::CallbackServerContext* context, const Req* request, Resp* response,
+                                             PeerCall<Req, Resp> peer_call, const std::string& address) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::shared_ptr<grpc::ClientContext> client = ClusterPeers::context_for(context);
+  // `request` and `response` are the call's until it is finished.
+  (peers_.stub(address).async()->*peer_call)(
+      client.get(), request, response, [context, reactor, client, address](grpc::Status s) {
+        if (!s.ok() && s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+          context->AddTrailingMetadata(kRetryableTrailer, "1");
+          s = grpc::Status(s.error_code(), "forwarded to the node at " + address + ": " + s.error_message());
+        }
+        reactor->Finish(s);
+      });
+  return reactor;
+}
+
+namespace {
+
+// One worker poll fanned out over the cluster: this node's engine and every
+// peer, each a source. The first task answers the worker and the other
+// sources are canceled; a task a source hands out anyway (it was on its way)
+// is kept as a spare for the next poll of the queue. Shared by the reactor
+// and every source's callback, so it outlives whichever ends last.
+template <typename Resp>
+class ClusterPollFanOut : public std::enable_shared_from_this<ClusterPollFanOut<Resp>> {
+ public:
+  ClusterPollFanOut(grpc::ServerUnaryReactor* reactor, Resp* response, ClusterPeers& peers, std::string spare_key,
+                    int sources)
+      : reactor_(reactor), response_(response), peers_(peers), spare_key_(std::move(spare_key)), sources_(sources) {}
+
+  void add_cancel(std::function<void()> cancel) {
+    bool now = false;
+    {
+      std::lock_guard lock(mu_);
+      now = reactor_ == nullptr;
+      if (!now) cancels_.push_back(cancel);
+    }
+    if (now) cancel();
+  }
+
+  // A source's answer: a task (non-empty token), nothing, or a failure.
+  // `local`: this node's engine, whose failure is the poll's when no task
+  // comes.
+  void answered(Result<Resp> answer, bool local) {
+    grpc::ServerUnaryReactor* finish = nullptr;
+    grpc::Status status;
+    std::vector<std::function<void()>> cancels;
+    {
+      std::lock_guard lock(mu_);
+      --sources_;
+      const bool task = answer.is_ok() && !answer->task_token().empty();
+      if (task && reactor_ != nullptr) {
+        *response_ = std::move(answer).value();
+        std::swap(finish, reactor_);
+        cancels.swap(cancels_);
+      } else if (task) {
+        peers_.keep_spare(spare_key_, answer->SerializeAsString());
+      } else if (!answer.is_ok() && local) {
+        local_failure_ = answer.status();
+      }
+      if (reactor_ != nullptr && sources_ == 0) {
+        status = to_grpc_status(local_failure_);
+        std::swap(finish, reactor_);
+      }
+    }
+    for (auto& cancel : cancels) cancel();
+    if (finish != nullptr) finish->Finish(status);
+  }
+
+  // The worker went away: every source ends.
+  void cancel() {
+    std::vector<std::function<void()>> cancels;
+    {
+      std::lock_guard lock(mu_);
+      cancels = cancels_;
+    }
+    for (auto& c : cancels) c();
+  }
+
+ private:
+  std::mutex mu_;
+  grpc::ServerUnaryReactor* reactor_;  // nullptr once finished
+  Resp* response_;                     // the call's, until finished
+  ClusterPeers& peers_;
+  const std::string spare_key_;
+  int sources_;
+  Status local_failure_;
+  std::vector<std::function<void()>> cancels_;
+};
+
+template <typename Resp>
+class ClusterPollReactor final : public grpc::ServerUnaryReactor {
+ public:
+  void OnCancel() override {
+    if (auto fan_out = fan_out_.lock()) fan_out->cancel();
+  }
+  void OnDone() override { delete this; }
+  std::weak_ptr<ClusterPollFanOut<Resp>> fan_out_;
+};
+
+}  // namespace
+
+template <typename Req, typename Resp>
+grpc::ServerUnaryReactor* GrpcService::poll_cluster(grpc::CallbackServerContext* context, const Req* request,
+                                                    Resp* response,
+                                                    void (Engine::*method)(Req, Reply<Resp>,
+                                                                           std::shared_ptr<PollTicket>),
+                                                    PeerCall<Req, Resp> peer_call, const Status& authorized) {
+  const std::vector<std::string> peers =
+      authorized && !ClusterPeers::forwarded(context) ? engine_.peer_addresses() : std::vector<std::string>{};
+  constexpr TaskKind kind =
+      std::is_same_v<Req, v1::PollWorkflowTaskRequest> ? TaskKind::kWorkflowTask : TaskKind::kActivityTask;
+  // A task here now: no other node is asked, so none hands out a task that
+  // would then wait as a spare (or, caught in the cancel, for its timeout).
+  if (peers.empty() || engine_.queued_tasks(request->namespace_(), kind, request->task_queue().name()) > 0) {
+    return forward_poll(context, request, response, method, authorized);
+  }
+  const std::string spare_key =
+      request->GetDescriptor()->name() + '\0' + request->namespace_() + '\0' + request->task_queue().name();
+  if (std::optional<std::string> spare = peers_.take_spare(spare_key); spare && response->ParseFromString(*spare)) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  auto* reactor = new ClusterPollReactor<Resp>();
+  auto fan_out = std::make_shared<ClusterPollFanOut<Resp>>(reactor, response, peers_, spare_key,
+                                                           static_cast<int>(peers.size()) + 1);
+  reactor->fan_out_ = fan_out;
+  // The request, for the peers' calls, which may outlast this one.
+  auto forwarded = std::make_shared<Req>(*request);
+  for (const std::string& address : peers) {
+    std::shared_ptr<grpc::ClientContext> client = ClusterPeers::context_for(context);
+    auto answer = std::make_shared<Resp>();
+    fan_out->add_cancel([client] { client->TryCancel(); });
+    (peers_.stub(address).async()->*peer_call)(
+        client.get(), forwarded.get(), answer.get(), [fan_out, client, forwarded, answer](const grpc::Status& s) {
+          // A peer that is gone or busy: no task from it this time.
+          fan_out->answered(s.ok() ? Result<Resp>(std::move(*answer)) : Result<Resp>(Resp{}), false);
+        });
+  }
+  auto ticket = std::make_shared<PollTicket>();
+  fan_out->add_cancel([ticket] { ticket->cancel(); });
+  (engine_.*method)(
+      *request, [fan_out](Result<Resp> answer) { fan_out->answered(std::move(answer), true); }, ticket);
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* GrpcService::StartWorkflow(grpc::CallbackServerContext* c, const v1::StartWorkflowRequest* q,
                                                      v1::StartWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::start_workflow, authorize(c, kClientCalls, q->namespace_(), "StartWorkflow"));
+  return route(c, q, r, &Engine::start_workflow, &v1::WorkflowService::Stub::async::StartWorkflow,
+               authorize(c, kClientCalls, q->namespace_(), "StartWorkflow"),
+               engine_.owner_address(q->namespace_(), q->workflow_id()));
 }
 grpc::ServerUnaryReactor* GrpcService::SignalWorkflow(grpc::CallbackServerContext* c,
                                                       const v1::SignalWorkflowRequest* q,
                                                       v1::SignalWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::signal_workflow, authorize(c, kClientCalls, q->namespace_(), "SignalWorkflow"));
+  return route(c, q, r, &Engine::signal_workflow, &v1::WorkflowService::Stub::async::SignalWorkflow,
+               authorize(c, kClientCalls, q->namespace_(), "SignalWorkflow"),
+               engine_.owner_address(q->namespace_(), q->workflow_execution().workflow_id()));
 }
 grpc::ServerUnaryReactor* GrpcService::SignalWithStart(grpc::CallbackServerContext* c,
                                                        const v1::SignalWithStartRequest* q,
                                                        v1::StartWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::signal_with_start,
-                 authorize(c, kClientCalls, q->start().namespace_(), "SignalWithStart"));
+  return route(c, q, r, &Engine::signal_with_start, &v1::WorkflowService::Stub::async::SignalWithStart,
+               authorize(c, kClientCalls, q->start().namespace_(), "SignalWithStart"),
+               engine_.owner_address(q->start().namespace_(), q->start().workflow_id()));
 }
 grpc::ServerUnaryReactor* GrpcService::QueryWorkflow(grpc::CallbackServerContext* c, const v1::QueryWorkflowRequest* q,
                                                      v1::QueryWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::query_workflow, authorize(c, kClientCalls, q->namespace_(), "QueryWorkflow"));
+  return route(c, q, r, &Engine::query_workflow, &v1::WorkflowService::Stub::async::QueryWorkflow,
+               authorize(c, kClientCalls, q->namespace_(), "QueryWorkflow"),
+               engine_.owner_address(q->namespace_(), q->workflow_execution().workflow_id()));
 }
 grpc::ServerUnaryReactor* GrpcService::RequestCancelWorkflow(grpc::CallbackServerContext* c,
                                                              const v1::RequestCancelWorkflowRequest* q,
                                                              v1::RequestCancelWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::request_cancel_workflow,
-                 authorize(c, kClientCalls, q->namespace_(), "RequestCancelWorkflow"));
+  return route(c, q, r, &Engine::request_cancel_workflow, &v1::WorkflowService::Stub::async::RequestCancelWorkflow,
+               authorize(c, kClientCalls, q->namespace_(), "RequestCancelWorkflow"),
+               engine_.owner_address(q->namespace_(), q->workflow_execution().workflow_id()));
 }
 grpc::ServerUnaryReactor* GrpcService::TerminateWorkflow(grpc::CallbackServerContext* c,
                                                          const v1::TerminateWorkflowRequest* q,
                                                          v1::TerminateWorkflowResponse* r) {
-  return forward(c, q, r, &Engine::terminate_workflow,
-                 authorize(c, kClientCalls, q->namespace_(), "TerminateWorkflow"));
+  return route(c, q, r, &Engine::terminate_workflow, &v1::WorkflowService::Stub::async::TerminateWorkflow,
+               authorize(c, kClientCalls, q->namespace_(), "TerminateWorkflow"),
+               engine_.owner_address(q->namespace_(), q->workflow_execution().workflow_id()));
 }
 grpc::ServerUnaryReactor* GrpcService::DeleteWorkflowExecution(grpc::CallbackServerContext* c,
                                                                const v1::DeleteWorkflowExecutionRequest* q,
                                                                v1::DeleteWorkflowExecutionResponse* r) {
-  return forward(c, q, r, &Engine::delete_workflow_execution,
-                 authorize(c, kAdminCalls, q->namespace_(), "DeleteWorkflowExecution"));
+  return route(c, q, r, &Engine::delete_workflow_execution, &v1::WorkflowService::Stub::async::DeleteWorkflowExecution,
+               authorize(c, kAdminCalls, q->namespace_(), "DeleteWorkflowExecution"),
+               engine_.owner_address(q->namespace_(), q->workflow_execution().workflow_id()));
 }
 grpc::ServerUnaryReactor* GrpcService::DescribeWorkflow(grpc::CallbackServerContext* c,
                                                         const v1::DescribeWorkflowRequest* q,
@@ -172,7 +342,13 @@ grpc::ServerUnaryReactor* GrpcService::DescribeWorkflow(grpc::CallbackServerCont
 }
 grpc::ServerUnaryReactor* GrpcService::GetHistory(grpc::CallbackServerContext* c, const v1::GetHistoryRequest* q,
                                                   v1::GetHistoryResponse* r) {
-  return forward_poll(c, q, r, &Engine::get_history, authorize(c, kHistoryReads, q->namespace_(), "GetHistory"));
+  // A history long-poll is woken by the commits of the node that serves
+  // the execution.
+  const Status authorized = authorize(c, kHistoryReads, q->namespace_(), "GetHistory");
+  const std::string owner = engine_.owner_address(q->namespace_(), q->workflow_execution().workflow_id());
+  if (authorized && !owner.empty() && !ClusterPeers::forwarded(c))
+    return relay(c, q, r, &v1::WorkflowService::Stub::async::GetHistory, owner);
+  return forward_poll(c, q, r, &Engine::get_history, authorized);
 }
 grpc::ServerUnaryReactor* GrpcService::ListWorkflows(grpc::CallbackServerContext* c, const v1::ListWorkflowsRequest* q,
                                                      v1::ListWorkflowsResponse* r) {
@@ -250,48 +426,55 @@ grpc::ServerUnaryReactor* GrpcService::UpdateNamespace(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* GrpcService::PollWorkflowTask(grpc::CallbackServerContext* c,
                                                         const v1::PollWorkflowTaskRequest* q,
                                                         v1::PollWorkflowTaskResponse* r) {
-  return forward_poll(c, q, r, &Engine::poll_workflow_task,
+  return poll_cluster(c, q, r, &Engine::poll_workflow_task, &v1::WorkflowService::Stub::async::PollWorkflowTask,
                       authorize(c, kWorkerCalls, q->namespace_(), "PollWorkflowTask"));
 }
 grpc::ServerUnaryReactor* GrpcService::CompleteWorkflowTask(grpc::CallbackServerContext* c,
                                                             const v1::CompleteWorkflowTaskRequest* q,
                                                             v1::CompleteWorkflowTaskResponse* r) {
-  return forward(c, q, r, &Engine::complete_workflow_task,
-                 authorize_token(c, kWorkerCalls, q->task_token(), "CompleteWorkflowTask"));
+  return route(c, q, r, &Engine::complete_workflow_task, &v1::WorkflowService::Stub::async::CompleteWorkflowTask,
+               authorize_token(c, kWorkerCalls, q->task_token(), "CompleteWorkflowTask"),
+               engine_.token_owner_address(q->task_token()));
 }
 grpc::ServerUnaryReactor* GrpcService::FailWorkflowTask(grpc::CallbackServerContext* c,
                                                         const v1::FailWorkflowTaskRequest* q,
                                                         v1::FailWorkflowTaskResponse* r) {
-  return forward(c, q, r, &Engine::fail_workflow_task,
-                 authorize_token(c, kWorkerCalls, q->task_token(), "FailWorkflowTask"));
+  return route(c, q, r, &Engine::fail_workflow_task, &v1::WorkflowService::Stub::async::FailWorkflowTask,
+               authorize_token(c, kWorkerCalls, q->task_token(), "FailWorkflowTask"),
+               engine_.token_owner_address(q->task_token()));
 }
 grpc::ServerUnaryReactor* GrpcService::PollActivityTask(grpc::CallbackServerContext* c,
                                                         const v1::PollActivityTaskRequest* q,
                                                         v1::PollActivityTaskResponse* r) {
-  return forward_poll(c, q, r, &Engine::poll_activity_task,
+  return poll_cluster(c, q, r, &Engine::poll_activity_task, &v1::WorkflowService::Stub::async::PollActivityTask,
                       authorize(c, kWorkerCalls, q->namespace_(), "PollActivityTask"));
 }
 grpc::ServerUnaryReactor* GrpcService::HeartbeatActivity(grpc::CallbackServerContext* c,
                                                          const v1::HeartbeatActivityRequest* q,
                                                          v1::HeartbeatActivityResponse* r) {
-  return forward(c, q, r, &Engine::heartbeat_activity,
-                 authorize_token(c, kWorkerCalls, q->task_token(), "HeartbeatActivity"));
+  return route(c, q, r, &Engine::heartbeat_activity, &v1::WorkflowService::Stub::async::HeartbeatActivity,
+               authorize_token(c, kWorkerCalls, q->task_token(), "HeartbeatActivity"),
+               engine_.token_owner_address(q->task_token()));
 }
 grpc::ServerUnaryReactor* GrpcService::CompleteActivity(grpc::CallbackServerContext* c,
                                                         const v1::CompleteActivityRequest* q,
                                                         v1::CompleteActivityResponse* r) {
-  return forward(c, q, r, &Engine::complete_activity,
-                 authorize_token(c, kWorkerCalls, q->task_token(), "CompleteActivity"));
+  return route(c, q, r, &Engine::complete_activity, &v1::WorkflowService::Stub::async::CompleteActivity,
+               authorize_token(c, kWorkerCalls, q->task_token(), "CompleteActivity"),
+               engine_.token_owner_address(q->task_token()));
 }
 grpc::ServerUnaryReactor* GrpcService::FailActivity(grpc::CallbackServerContext* c, const v1::FailActivityRequest* q,
                                                     v1::FailActivityResponse* r) {
-  return forward(c, q, r, &Engine::fail_activity, authorize_token(c, kWorkerCalls, q->task_token(), "FailActivity"));
+  return route(c, q, r, &Engine::fail_activity, &v1::WorkflowService::Stub::async::FailActivity,
+               authorize_token(c, kWorkerCalls, q->task_token(), "FailActivity"),
+               engine_.token_owner_address(q->task_token()));
 }
 grpc::ServerUnaryReactor* GrpcService::ReportActivityCanceled(grpc::CallbackServerContext* c,
                                                               const v1::ReportActivityCanceledRequest* q,
                                                               v1::ReportActivityCanceledResponse* r) {
-  return forward(c, q, r, &Engine::report_activity_canceled,
-                 authorize_token(c, kWorkerCalls, q->task_token(), "ReportActivityCanceled"));
+  return route(c, q, r, &Engine::report_activity_canceled, &v1::WorkflowService::Stub::async::ReportActivityCanceled,
+               authorize_token(c, kWorkerCalls, q->task_token(), "ReportActivityCanceled"),
+               engine_.token_owner_address(q->task_token()));
 }
 
 namespace {

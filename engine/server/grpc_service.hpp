@@ -4,6 +4,11 @@
 // streams read and write the blob store on a pool of their own, never on a
 // gRPC thread.
 //
+// In a cluster (docs/cluster.md) a request about an execution whose shard
+// another node serves is forwarded to that node (cluster_peers.hpp) and its
+// answer returned; a worker's poll is fanned out to every live node beside
+// this one, and the first task to come back answers it.
+//
 // Every call but Health is first authorized (api_key_auth.hpp) for the roles
 // its RPC needs (the table in grpc_service.cpp) and the namespace it names;
 // a task token's namespace is the one signed into it.
@@ -27,6 +32,7 @@
 #include "engine/engine.hpp"
 #include "engine/executor.hpp"
 #include "engine/server/api_key_auth.hpp"
+#include "engine/server/cluster_peers.hpp"
 #include "reprise/v1/service.grpc.pb.h"
 
 namespace reprise::engine {
@@ -132,6 +138,29 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   grpc::ServerUnaryReactor* forward(grpc::CallbackServerContext* context, const Req* request, Resp* response,
                                     void (Engine::*method)(Req, Reply<Resp>), const Status& authorized);
 
+  // A client-side WorkflowService method: what relaying a call runs.
+  template <typename Req, typename Resp>
+  using PeerCall = void (v1::WorkflowService::Stub::async::*)(grpc::ClientContext*, const Req*, Resp*,
+                                                              std::function<void(grpc::Status)>);
+
+  // forward(), or, when the execution's shard is served by the node at
+  // `owner` (not "") and the call was not forwarded already, relay().
+  template <typename Req, typename Resp>
+  grpc::ServerUnaryReactor* route(grpc::CallbackServerContext* context, const Req* request, Resp* response,
+                                  void (Engine::*method)(Req, Reply<Resp>), PeerCall<Req, Resp> peer_call,
+                                  const Status& authorized, const std::string& owner);
+  // Sends the call to the node at `address` and answers with its answer.
+  template <typename Req, typename Resp>
+  grpc::ServerUnaryReactor* relay(grpc::CallbackServerContext* context, const Req* request, Resp* response,
+                                  PeerCall<Req, Resp> peer_call, const std::string& address);
+
+  // A worker's poll: this node's engine and, in a cluster, every other
+  // live node at once; the first task answers it.
+  template <typename Req, typename Resp>
+  grpc::ServerUnaryReactor* poll_cluster(grpc::CallbackServerContext* context, const Req* request, Resp* response,
+                                         void (Engine::*method)(Req, Reply<Resp>, std::shared_ptr<PollTicket>),
+                                         PeerCall<Req, Resp> peer_call, const Status& authorized);
+
   template <typename Req, typename Resp>
   grpc::ServerUnaryReactor* forward_poll(grpc::CallbackServerContext* context, const Req* request, Resp* response,
                                          void (Engine::*method)(Req, Reply<Resp>, std::shared_ptr<PollTicket>),
@@ -141,6 +170,7 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   BlobStore& blobs_;
   int64_t blob_limit_;
   const ApiKeyAuth& auth_;
+  ClusterPeers peers_;
   std::mutex streams_mu_;
   std::condition_variable streams_cv_;
   int streams_ = 0;  // payload streams not yet destroyed

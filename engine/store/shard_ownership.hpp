@@ -39,6 +39,12 @@ class ShardOwnership {
   // Who holds `shard`, as this node last saw it, for messages: "node N at
   // ADDRESS", or "no node".
   virtual std::string owner_of(int64_t shard) const = 0;
+  // Where to reach the live node that holds `shard` when it is not this
+  // node: its announced address; "" when this node serves it or no live
+  // node holds it.
+  virtual std::string owner_address(int64_t shard) const = 0;
+  // The announced addresses of the other live nodes.
+  virtual std::vector<std::string> peer_addresses() const = 0;
   // Calls listener.gained with the shards held now, then with every change,
   // in order, on one thread of the store's; an empty listener stops the
   // calls (and waits for one in progress). Callbacks must not call back

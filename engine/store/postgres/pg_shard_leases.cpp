@@ -94,6 +94,24 @@ std::string PgShardLeases::owner_of(int64_t shard) const {
   return "node " + owner->second + (member == members_.end() ? "" : " at " + member->second);
 }
 
+std::string PgShardLeases::owner_address(int64_t shard) const {
+  if (serves(shard)) return "";
+  std::lock_guard lock(mu_);
+  auto owner = owners_.find(shard);
+  if (owner == owners_.end() || owner->second.empty() || owner->second == options_.node_id) return "";
+  auto member = members_.find(owner->second);
+  return member == members_.end() ? "" : member->second;
+}
+
+std::vector<std::string> PgShardLeases::peer_addresses() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> peers;
+  for (const auto& [node, address] : members_) {
+    if (node != options_.node_id && !address.empty()) peers.push_back(address);
+  }
+  return peers;
+}
+
 std::string PgShardLeases::served_array() const {
   std::vector<int64_t> served;
   for (int s = 0; s < shard_count_; ++s) {

@@ -67,6 +67,8 @@ class PgShardLeases final : public ShardOwnership {
   int shard_count() const override { return shard_count_; }
   bool serves(int64_t shard) const override;
   std::string owner_of(int64_t shard) const override;
+  std::string owner_address(int64_t shard) const override;
+  std::vector<std::string> peer_addresses() const override;
   void listen(ShardListener listener) override;
   using ShardOwnership::serves;
 
