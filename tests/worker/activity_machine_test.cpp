@@ -19,37 +19,48 @@ v1::Command schedule(const std::string& id, const std::string& type) {
   c.mutable_schedule_activity_task()->mutable_activity_type()->set_name(type);
   return c;
 }
-v1::HistoryEvent scheduled(int64_t id, const std::string& activity_id, const std::string& type) {
-  return event(id, [&](v1::HistoryEvent& e) {
-    e.mutable_activity_task_scheduled()->set_activity_id(activity_id);
-    e.mutable_activity_task_scheduled()->mutable_activity_type()->set_name(type);
-  });
+// What the engine wrote for activity 1 'charge', scheduled as event 5:
+// completed after an ActivityTaskStarted (features_charged_in_time), failed
+// for good (checkout_declined), and asked to cancel before any worker took
+// it, then canceled (features_gave_up).
+v1::HistoryEvent scheduled() {
+  return recorded_event("features_charged_in_time", v1::HistoryEvent::kActivityTaskScheduled);
 }
-v1::HistoryEvent completed(int64_t id, int64_t scheduled_id) {
-  return event(id, [&](v1::HistoryEvent& e) {
-    e.mutable_activity_task_completed()->set_scheduled_event_id(scheduled_id);
-    e.mutable_activity_task_completed()->mutable_result()->add_payloads()->set_data("receipt");
-  });
+v1::HistoryEvent completed() {
+  return recorded_event("features_charged_in_time", v1::HistoryEvent::kActivityTaskCompleted);
 }
-v1::HistoryEvent failed(int64_t id, int64_t scheduled_id) {
-  return event(id, [&](v1::HistoryEvent& e) {
-    e.mutable_activity_task_failed()->set_scheduled_event_id(scheduled_id);
-    e.mutable_activity_task_failed()->mutable_failure()->set_message("card declined");
-  });
+v1::HistoryEvent failed() { return recorded_event("checkout_declined", v1::HistoryEvent::kActivityTaskFailed); }
+v1::HistoryEvent cancel_requested() {
+  return recorded_event("features_gave_up", v1::HistoryEvent::kActivityTaskCancelRequested);
 }
-v1::HistoryEvent timed_out(int64_t id, int64_t scheduled_id) {
+v1::HistoryEvent canceled() { return recorded_event("features_gave_up", v1::HistoryEvent::kActivityTaskCanceled); }
+// The same event for another activity.
+v1::HistoryEvent of_activity(v1::HistoryEvent e, const std::string& activity_id, const std::string& type) {
+  e.mutable_activity_task_scheduled()->set_activity_id(activity_id);
+  e.mutable_activity_task_scheduled()->mutable_activity_type()->set_name(type);
+  return e;
+}
+v1::HistoryEvent for_scheduled(v1::HistoryEvent e, int64_t scheduled_id) {
+  e.mutable_activity_task_cancel_requested()->set_scheduled_event_id(scheduled_id);
+  return e;
+}
+// Hand-built: no recorded history has a timeout yet (the recorder does not
+// move the clock past an activity's timeout), and the engine never writes an
+// outcome before its ActivityTaskScheduled or a second outcome.
+v1::HistoryEvent timed_out_by_hand(int64_t id, int64_t scheduled_id) {
   return event(id, [&](v1::HistoryEvent& e) {
     e.mutable_activity_task_timed_out()->set_scheduled_event_id(scheduled_id);
     e.mutable_activity_task_timed_out()->mutable_failure()->set_message("start-to-close");
   });
 }
-v1::HistoryEvent canceled(int64_t id, int64_t scheduled_id) {
+v1::HistoryEvent completed_by_hand(int64_t id, int64_t scheduled_id) {
   return event(id,
-               [&](v1::HistoryEvent& e) { e.mutable_activity_task_canceled()->set_scheduled_event_id(scheduled_id); });
+               [&](v1::HistoryEvent& e) { e.mutable_activity_task_completed()->set_scheduled_event_id(scheduled_id); });
 }
-v1::HistoryEvent cancel_requested(int64_t id, int64_t scheduled_id) {
+v1::HistoryEvent scheduled_by_hand(int64_t id, const std::string& activity_id, const std::string& type) {
   return event(id, [&](v1::HistoryEvent& e) {
-    e.mutable_activity_task_cancel_requested()->set_scheduled_event_id(scheduled_id);
+    e.mutable_activity_task_scheduled()->set_activity_id(activity_id);
+    e.mutable_activity_task_scheduled()->mutable_activity_type()->set_name(type);
   });
 }
 
@@ -58,7 +69,7 @@ class ActivityMachineTest : public ::testing::Test {
   ActivityMachineTest()
       : pending_(future(detail::Pending::Kind::kActivity, "charge")), activity_(schedule("1", "charge"), pending_) {}
 
-  void schedule_it() { ASSERT_FALSE(activity_.apply(scheduled(5, "1", "charge"), futures_)); }
+  void schedule_it() { ASSERT_FALSE(activity_.apply(scheduled(), futures_)); }
 
   std::shared_ptr<detail::Pending> pending_;
   ActivityMachine activity_;
@@ -68,10 +79,10 @@ class ActivityMachineTest : public ::testing::Test {
 TEST_F(ActivityMachineTest, TableIsAFunction) { expect_one_row_per_state_and_input(ActivityMachine::kTable); }
 
 TEST_F(ActivityMachineTest, MatchesItsScheduledEventByIdAndType) {
-  EXPECT_TRUE(activity_.matches(scheduled(5, "1", "charge")));
-  EXPECT_FALSE(activity_.matches(scheduled(5, "1", "ship")));
-  EXPECT_FALSE(activity_.matches(scheduled(5, "2", "charge")));
-  EXPECT_FALSE(activity_.matches(cancel_requested(5, 0)));
+  EXPECT_TRUE(activity_.matches(scheduled()));
+  EXPECT_FALSE(activity_.matches(of_activity(scheduled(), "1", "ship")));
+  EXPECT_FALSE(activity_.matches(of_activity(scheduled(), "2", "charge")));
+  EXPECT_FALSE(activity_.matches(cancel_requested()));
 }
 
 TEST_F(ActivityMachineTest, CompletedResolvesWithTheResult) {
@@ -79,25 +90,26 @@ TEST_F(ActivityMachineTest, CompletedResolvesWithTheResult) {
   EXPECT_EQ(activity_.state(), State::kScheduled);
   EXPECT_EQ(pending_->event_id, 5);
   EXPECT_TRUE(activity_.awaits_outcome());
-  ASSERT_FALSE(activity_.apply(completed(9, 5), futures_));
+  ASSERT_FALSE(activity_.apply(completed(), futures_));
   EXPECT_EQ(activity_.state(), State::kCompleted);
   ASSERT_EQ(futures_.resolved.size(), 1u);
-  EXPECT_EQ(pending_->result.payloads(0).data(), "receipt");
+  EXPECT_EQ(pending_->result.SerializeAsString(), completed().activity_task_completed().result().SerializeAsString());
   EXPECT_FALSE(pending_->failure);
   EXPECT_FALSE(activity_.awaits_outcome());
 }
 
 TEST_F(ActivityMachineTest, FailedAndTimedOutResolveWithTheFailure) {
   schedule_it();
-  ASSERT_FALSE(activity_.apply(failed(9, 5), futures_));
+  ASSERT_FALSE(activity_.apply(failed(), futures_));
   EXPECT_EQ(activity_.state(), State::kFailed);
   ASSERT_TRUE(pending_->failure);
   EXPECT_EQ(pending_->failure->message(), "card declined");
+  EXPECT_EQ(pending_->failure->type(), "CardDeclined");
 
   auto other = future(detail::Pending::Kind::kActivity, "charge");
   ActivityMachine slow(schedule("2", "charge"), other);
-  ASSERT_FALSE(slow.apply(scheduled(6, "2", "charge"), futures_));
-  ASSERT_FALSE(slow.apply(timed_out(10, 6), futures_));
+  ASSERT_FALSE(slow.apply(scheduled_by_hand(6, "2", "charge"), futures_));
+  ASSERT_FALSE(slow.apply(timed_out_by_hand(10, 6), futures_));
   EXPECT_EQ(slow.state(), State::kTimedOut);
   ASSERT_TRUE(other->failure);
   EXPECT_EQ(other->failure->message(), "start-to-close");
@@ -116,13 +128,13 @@ TEST_F(ActivityMachineTest, TryCancelResolvesAtOnceAndTheLateOutcomeChangesNothi
   EXPECT_TRUE(pending_->ready && pending_->canceled);
   ASSERT_EQ(activity_.command().command_type(), v1::COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK);
   EXPECT_EQ(activity_.command().request_cancel_activity_task().scheduled_event_id(), 5);
-  EXPECT_TRUE(activity_.matches(cancel_requested(9, 5)));
-  EXPECT_FALSE(activity_.matches(cancel_requested(9, 6)));
+  EXPECT_TRUE(activity_.matches(cancel_requested()));
+  EXPECT_FALSE(activity_.matches(for_scheduled(cancel_requested(), 6)));
 
-  ASSERT_FALSE(activity_.apply(cancel_requested(9, 5), futures_));
+  ASSERT_FALSE(activity_.apply(cancel_requested(), futures_));
   EXPECT_EQ(activity_.state(), State::kCancelRecorded);
   EXPECT_TRUE(activity_.awaits_outcome());
-  ASSERT_FALSE(activity_.apply(completed(12, 5), futures_));
+  ASSERT_FALSE(activity_.apply(completed(), futures_));
   EXPECT_EQ(activity_.state(), State::kCanceled);
   EXPECT_EQ(futures_.resolved.size(), 1u);
   EXPECT_TRUE(pending_->canceled);
@@ -132,24 +144,24 @@ TEST_F(ActivityMachineTest, TryCancelResolvesAtOnceAndTheLateOutcomeChangesNothi
 TEST_F(ActivityMachineTest, AnOutcomeBeforeTheCancelIsRecordedChangesNothing) {
   schedule_it();
   ASSERT_EQ(activity_.cancel(futures_), CancelEffect::kIssueCommand);
-  ASSERT_FALSE(activity_.apply(failed(8, 5), futures_));
+  ASSERT_FALSE(activity_.apply(failed(), futures_));
   EXPECT_EQ(activity_.state(), State::kEndedBeforeCancelRecorded);
   EXPECT_FALSE(activity_.awaits_outcome());
   EXPECT_FALSE(pending_->failure);
-  EXPECT_TRUE(activity_.matches(cancel_requested(9, 5)));
-  ASSERT_FALSE(activity_.apply(cancel_requested(9, 5), futures_));
+  EXPECT_TRUE(activity_.matches(cancel_requested()));
+  ASSERT_FALSE(activity_.apply(cancel_requested(), futures_));
   EXPECT_EQ(activity_.state(), State::kCanceled);
 }
 
 TEST_F(ActivityMachineTest, ActivityTaskCanceledResolvesAsCanceled) {
   schedule_it();
-  ASSERT_FALSE(activity_.apply(canceled(9, 5), futures_));
+  ASSERT_FALSE(activity_.apply(canceled(), futures_));
   EXPECT_EQ(activity_.state(), State::kCanceled);
   EXPECT_TRUE(pending_->ready && pending_->canceled);
 }
 
 TEST_F(ActivityMachineTest, AnEventItsStateTakesNotIsNonDeterminismWithTheSharedMessage) {
-  const v1::HistoryEvent early = completed(4, 5);
+  const v1::HistoryEvent early = completed_by_hand(4, 5);
   std::optional<NonDeterminism> divergence = activity_.apply(early, futures_);
   ASSERT_TRUE(divergence) << "completed before it was scheduled";
   EXPECT_EQ(divergence->message,
@@ -157,8 +169,8 @@ TEST_F(ActivityMachineTest, AnEventItsStateTakesNotIsNonDeterminismWithTheShared
   EXPECT_EQ(activity_.state(), State::kScheduleCommandCreated);
 
   schedule_it();
-  ASSERT_FALSE(activity_.apply(completed(9, 5), futures_));
-  const v1::HistoryEvent twice = completed(10, 5);
+  ASSERT_FALSE(activity_.apply(completed(), futures_));
+  const v1::HistoryEvent twice = completed_by_hand(10, 5);
   divergence = activity_.apply(twice, futures_);
   ASSERT_TRUE(divergence);
   EXPECT_EQ(divergence->message,

@@ -1,15 +1,19 @@
 // What the command-machine tests share: a resolver that records what it
-// resolved, futures, and history events built field by field.
+// resolved, futures, events taken from histories the real engine wrote
+// (tests/worker/histories/), and events built field by field for the
+// shapes the engine never writes.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "history/event_builder.hpp"
+#include "tests/worker/recorded_history.hpp"
 #include "worker/machines/command_machine.hpp"
 
 namespace reprise::worker {
@@ -38,6 +42,17 @@ v1::HistoryEvent event(int64_t id, Fill fill) {
   fill(e);
   e.set_event_type(history::event_type_for(e.attributes_case()));
   return e;
+}
+
+// The `nth` event (from 1) of the recorded history `name` whose attributes
+// are `which`: what the engine wrote, ids and fields as it filled them in.
+inline v1::HistoryEvent recorded_event(const std::string& name, v1::HistoryEvent::AttributesCase which, int nth = 1) {
+  const v1::History h = recorded::history(name);
+  for (const v1::HistoryEvent& e : h.events()) {
+    if (e.attributes_case() == which && --nth == 0) return e;
+  }
+  ADD_FAILURE() << name << " has no such event";
+  return {};
 }
 
 // A table names each {state, input} at most once: the machine is a function.
