@@ -12,12 +12,12 @@
 namespace reprise::worker {
 namespace {
 
-v1::HistoryEvent recorded(int64_t id, const v1::Command& c) {
-  return event(id, [&](v1::HistoryEvent& e) {
-    e.mutable_marker_recorded()->set_marker_name(c.record_marker().marker_name());
-    *e.mutable_marker_recorded()->mutable_details() = c.record_marker().details();
-  });
-}
+// The markers the engine wrote: side effect 1 with the value "token-1"
+// (features_side_effect), side effect 2 (the second marker of
+// worker_tasks_steps), patch "add-fee" (features_fee_v2).
+v1::HistoryEvent side_effect_1() { return recorded_event("features_side_effect", v1::HistoryEvent::kMarkerRecorded); }
+v1::HistoryEvent side_effect_2() { return recorded_event("worker_tasks_steps", v1::HistoryEvent::kMarkerRecorded, 2); }
+v1::HistoryEvent patch_add_fee() { return recorded_event("features_fee_v2", v1::HistoryEvent::kMarkerRecorded); }
 
 TEST(MarkerMachineTest, TablesAreFunctions) {
   expect_one_row_per_state_and_input(MarkerMachine::kTable);
@@ -27,12 +27,13 @@ TEST(MarkerMachineTest, TablesAreFunctions) {
 TEST(MarkerMachineTest, MatchesItsNameAndIdAndIsRecordedOnce) {
   MarkerMachine marker(marker_command(kSideEffectMarker, "1"));
   EXPECT_EQ(marker.state(), MarkerMachine::State::kCommandCreated);
-  EXPECT_TRUE(marker.matches(recorded(5, marker_command(kSideEffectMarker, "1"))));
-  EXPECT_FALSE(marker.matches(recorded(5, marker_command(kSideEffectMarker, "2"))));
-  EXPECT_FALSE(marker.matches(recorded(5, marker_command(kPatchMarker, "1"))));
+  EXPECT_TRUE(marker.matches(side_effect_1()));
+  EXPECT_FALSE(marker.matches(side_effect_2()));
+  EXPECT_FALSE(MarkerMachine(marker_command(kPatchMarker, "1")).matches(side_effect_1())) << "same id, another name";
+  EXPECT_FALSE(marker.matches(patch_add_fee()));
 
   RecordingResolver futures;
-  const v1::HistoryEvent e = recorded(5, marker_command(kSideEffectMarker, "1"));
+  const v1::HistoryEvent e = side_effect_1();
   ASSERT_FALSE(marker.apply(e, futures));
   EXPECT_EQ(marker.state(), MarkerMachine::State::kRecorded);
   EXPECT_FALSE(marker.matches(e));
@@ -43,23 +44,23 @@ TEST(MarkerMachineTest, MatchesItsNameAndIdAndIsRecordedOnce) {
 }
 
 TEST(MarkerMachineTest, PatchMarkersAreKnownAsSuch) {
-  EXPECT_TRUE(MarkerMachine::is_patch(recorded(5, marker_command(kPatchMarker, "fix-1"))));
-  EXPECT_FALSE(MarkerMachine::is_patch(recorded(5, marker_command(kSideEffectMarker, "1"))));
+  EXPECT_TRUE(MarkerMachine::is_patch(patch_add_fee()));
+  EXPECT_FALSE(MarkerMachine::is_patch(side_effect_1()));
 }
 
 TEST(MarkerMachineTest, ReplayReadsBackSideEffectValuesAndPatchIds) {
-  v1::Command side_effect = marker_command(kSideEffectMarker, "2");
-  *(*side_effect.mutable_record_marker()->mutable_details())["data"].add_payloads() = to_payload(std::string("42"));
   v1::History history;
-  *history.add_events() = recorded(5, side_effect);
-  *history.add_events() = recorded(6, marker_command(kPatchMarker, "fix-1"));
+  *history.add_events() = side_effect_1();
+  *history.add_events() = patch_add_fee();
+  // Hand-built: a marker of a name this SDK never records (a foreign history).
   *history.add_events() = event(7, [](v1::HistoryEvent& e) { e.mutable_marker_recorded()->set_marker_name("other"); });
 
   RecordedMarkers markers;
   markers.note(history);
-  ASSERT_EQ(markers.side_effects.count(2), 1u);
-  EXPECT_EQ(from_payload<std::string>(markers.side_effects[2].payloads(0), "a value"), "42");
-  EXPECT_TRUE(markers.patches.contains("fix-1"));
+  ASSERT_EQ(markers.side_effects.count(1), 1u);
+  EXPECT_EQ(markers.side_effects.size(), 1u);
+  EXPECT_EQ(from_payload<std::string>(markers.side_effects[1].payloads(0), "a value"), "token-1");
+  EXPECT_TRUE(markers.patches.contains("add-fee"));
   EXPECT_EQ(markers.patches.size(), 1u);
 }
 
@@ -71,9 +72,10 @@ TEST(CloseMachineTest, EachCloseCommandMatchesOnlyTheEventThatRecordsIt) {
   again.set_command_type(v1::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
   again.mutable_continue_as_new_workflow_execution();
 
-  const v1::HistoryEvent completed = event(9, [](v1::HistoryEvent& e) { e.mutable_workflow_execution_completed(); });
+  const v1::HistoryEvent completed =
+      recorded_event("features_side_effect", v1::HistoryEvent::kWorkflowExecutionCompleted);
   const v1::HistoryEvent continued =
-      event(9, [](v1::HistoryEvent& e) { e.mutable_workflow_execution_continued_as_new(); });
+      recorded_event("features_continued", v1::HistoryEvent::kWorkflowExecutionContinuedAsNew);
   CloseMachine close(complete);
   CloseMachine continue_as_new(again);
   EXPECT_TRUE(close.matches(completed));
