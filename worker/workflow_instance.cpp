@@ -312,7 +312,10 @@ Status WorkflowInstance::apply_workflow_event(const v1::HistoryEvent& e) {
       }
       info_.attempt = std::max(1, e.workflow_execution_started().attempt());
       now_ = to_time(e.event_time());
-      // FNV-1a, not std::hash: the seed must be the same for every build.
+      // Seeded from the history, so a replay draws what the run drew: the
+      // run's own id (older histories: the chain's first run), as Temporal
+      // seeds from original_execution_run_id. FNV-1a, not std::hash: the
+      // seed must be the same for every build.
       uint64_t seed = 14695981039346656037ull;
       for (unsigned char c : e.workflow_execution_started().original_execution_run_id()) {
         seed = (seed ^ c) * 1099511628211ull;

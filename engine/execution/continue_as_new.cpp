@@ -63,7 +63,7 @@ v1::StartWorkflowRequest MutableState::next_run_request() const {
 Status MutableState::start_next_run(const v1::StartWorkflowRequest& next, RunLineage lineage) {
   if (!run_ids_) return Status::internal("no run id source to start the run after " + key_.to_string());
   lineage.continued_run_id = key_.run_id;
-  lineage.original_run_id = state_.original_run_id();
+  lineage.first_run_id = state_.first_run_id();
   if (state_.has_execution_expiration_time()) {
     lineage.execution_expiration = to_time(state_.execution_expiration_time());
   }

@@ -185,7 +185,7 @@ Status MutableState::start(const v1::StartWorkflowRequest& r, const RunLineage& 
   state_.set_status(v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
   state_.set_start_request_id(r.request_id());
   state_.set_workflow_task_attempt(1);
-  state_.set_original_run_id(lineage.original_run_id.empty() ? key_.run_id : lineage.original_run_id);
+  state_.set_first_run_id(lineage.first_run_id.empty() ? key_.run_id : lineage.first_run_id);
   if (r.has_retry_policy()) *state_.mutable_retry_policy() = r.retry_policy();
   state_.set_attempt(lineage.attempt);
   const std::chrono::nanoseconds backoff = lineage.first_workflow_task_backoff;
@@ -207,7 +207,8 @@ Status MutableState::start(const v1::StartWorkflowRequest& r, const RunLineage& 
   *a->mutable_workflow_execution_timeout() = r.workflow_execution_timeout();
   *a->mutable_workflow_run_timeout() = r.workflow_run_timeout();
   *a->mutable_workflow_task_timeout() = state_.workflow_task_timeout();
-  a->set_original_execution_run_id(state_.original_run_id());
+  a->set_original_execution_run_id(key_.run_id);
+  a->set_first_execution_run_id(state_.first_run_id());
   a->set_continued_execution_run_id(lineage.continued_run_id);
   *a->mutable_parent_execution() = state_.parent_execution();
   a->set_parent_initiated_event_id(state_.parent_initiated_event_id());

@@ -70,7 +70,7 @@ struct EngineConfig {
 // workflows).
 struct RunLineage {
   std::string continued_run_id;
-  std::string original_run_id;  // "" = this run is the first of its chain
+  std::string first_run_id;  // "" = this run is the first of its chain
   std::optional<TimePoint> execution_expiration;
   v1::WorkflowExecution parent;
   int64_t parent_initiated_event_id = 0;

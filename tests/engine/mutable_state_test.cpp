@@ -803,7 +803,8 @@ TEST_F(MutableStateTest, ContinueAsNewClosesTheRunAndStartsTheNextAtomically) {
   const auto& started = fresh.events(0).workflow_execution_started();
   EXPECT_EQ(started.input().payloads(0).data(), "page 2");
   EXPECT_EQ(started.continued_execution_run_id(), "run-1");
-  EXPECT_EQ(started.original_execution_run_id(), "run-1");
+  EXPECT_EQ(started.first_execution_run_id(), "run-1") << "the chain's first run";
+  EXPECT_EQ(started.original_execution_run_id(), "run-2") << "its own id, as in Temporal: it seeds random()";
   EXPECT_EQ(started.workflow_type().name(), "checkout") << "unset fields carry over";
   EXPECT_EQ(to_time(started.execution_expiration_time()), t0 + 3600s) << "the execution timeout spans the chain";
   EXPECT_EQ(pending(TaskKind::kActivityTask), 0u) << "the old run's activity row goes with its close";

@@ -3,6 +3,9 @@
 // continue-as-new chains, terminate, describe, result timeouts, and a buggy
 // workflow that blocks on its failed task instead of failing.
 #include <atomic>
+#include <iterator>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "../server/server_harness.hpp"
@@ -68,6 +71,16 @@ Workflow<std::string> countdown(WorkflowContext& ctx, int64_t n, int64_t runs) {
   co_return "lift-off after " + std::to_string(runs) + " runs";
 }
 
+// Each run of the chain draws a uuid and passes on what the runs before it
+// drew; the last run returns them all, space-separated.
+Workflow<std::string> draws_per_run(WorkflowContext& ctx, int64_t n, std::string drawn);
+inline constexpr WorkflowDef<&draws_per_run> draws_per_run_wf{"draws_per_run"};
+Workflow<std::string> draws_per_run(WorkflowContext& ctx, int64_t n, std::string drawn) {
+  drawn += (drawn.empty() ? "" : " ") + ctx.uuid();
+  if (n > 0) co_await ctx.continue_as_new(draws_per_run_wf, n - 1, drawn);
+  co_return drawn;
+}
+
 inline constexpr Signal<std::string> go{"go"};
 Workflow<std::string> waits(WorkflowContext& ctx) { co_return co_await ctx.wait(go); }
 inline constexpr WorkflowDef<&waits> waits_wf{"waits"};
@@ -97,6 +110,7 @@ struct Fixture {
     worker.register_workflow(square_wf);
     worker.register_workflow(sum_wf);
     worker.register_workflow(countdown_wf);
+    worker.register_workflow(draws_per_run_wf);
     worker.register_workflow(waits_wf);
     worker.register_workflow(buggy_wf);
     worker.register_workflow(fails_once_wf);
@@ -148,6 +162,18 @@ TEST(SdkControl, AContinueAsNewChainEndsWithTheLastRunsResult) {
   EXPECT_EQ(run.result(30s), "lift-off after 4 runs");
   EXPECT_NE(f.client.handle(countdown_wf, "rocket").describe().info().execution().run_id(), run.run_id())
       << "the last run is a new run of the same workflow id";
+}
+
+// As in Temporal, each run of a continue-as-new chain seeds random() and
+// uuid() from its own run id: a loop that continues as new does not draw the
+// same ids in every run (replay of one run still draws what it drew).
+TEST(SdkControl, EachRunOfAContinueAsNewChainDrawsItsOwnUuids) {
+  Fixture f;
+  auto run = f.client.start(draws_per_run_wf, {.id = "ids", .task_queue = "control"}, int64_t{2}, std::string());
+  const std::string drawn = run.result(30s);
+  std::istringstream words(drawn);
+  const std::set<std::string> ids{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+  EXPECT_EQ(ids.size(), 3u) << "three runs, three different uuids: " << drawn;
 }
 
 TEST(SdkControl, ResultCanTimeOutAndTerminateEndsTheWorkflow) {

@@ -115,7 +115,8 @@ TEST(WorkflowRetry, AFailingRunIsRetriedWithBackoffUntilItsAttemptsRunOut) {
       const int64_t backoff = 300 * (attempt == 2 ? 1 : 2);
       EXPECT_EQ(started.initiator(), v1::CONTINUE_AS_NEW_INITIATOR_RETRY);
       EXPECT_EQ(millis_of(started.first_workflow_task_backoff()), backoff);
-      EXPECT_EQ(started.original_execution_run_id(), first_run);
+      EXPECT_EQ(started.first_execution_run_id(), first_run);
+      EXPECT_EQ(started.original_execution_run_id(), run_id) << "a retry's own id: it seeds random() afresh";
       EXPECT_EQ(started.continued_failure().type(), "Boom");
       EXPECT_GE(std::chrono::duration_cast<milliseconds>(Clock::now() - failed_at).count(), backoff - 20);
     }

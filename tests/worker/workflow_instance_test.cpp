@@ -237,14 +237,15 @@ TEST(WorkflowInstance, RandomnessReplaysAndDiffersBetweenRuns) {
       << recorded_result(a);
 }
 
-// The draws are seeded from the chain's first run (the started event's
-// original_execution_run_id), not from the run being worked on: a later run
-// of the chain (a retry, a continue-as-new) draws what the first one drew.
-TEST(WorkflowInstance, RandomnessIsSeededFromTheChainsFirstRunNotTheCurrentOne) {
+// The draws are seeded from the history (the started event's
+// original_execution_run_id: the run's own id when the event was written, or,
+// in histories written before first_execution_run_id existed, the chain's
+// first run), never from the run id the task names: a history replayed under
+// another run id (reprise replay, a test) draws what the run drew.
+TEST(WorkflowInstance, RandomnessIsSeededFromTheStartedEventNotFromTheTasksRunId) {
   const v1::History a = recorded::history("dice_a");
-  ASSERT_TRUE(a.events(0).workflow_execution_started().continued_execution_run_id().empty()) << "a chain's first run";
   auto later_run = fresh(worker::make_starter<&recorded::dice>("dice"));
-  later_run.set_execution("dice-a", "a-later-run-of-the-chain");
+  later_run.set_execution("dice-a", "another-run-id");
   EXPECT_EQ(result_of(later_run.apply(through_task(a, 2))), recorded_result(a));
 }
 
