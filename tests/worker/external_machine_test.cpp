@@ -101,6 +101,18 @@ TEST_F(ExternalMachineTest, NotDeliveredFailsTheFutureSayingWhy) {
   EXPECT_EQ(pending->failure->type(), "NOT_CHILD");
   EXPECT_EQ(pending->failure->message(),
             "signal 'bump' to workflow 'nobody' failed: NOT_CHILD (it is not a child of this workflow)");
+
+  // Hand-built: no recorded history has a signal to a workflow that does not
+  // exist yet; the recorded refusal with the cause NOT_FOUND.
+  v1::HistoryEvent not_found = signal_failed();
+  not_found.mutable_signal_external_workflow_execution_failed()->set_cause(v1::EXTERNAL_FAILURE_CAUSE_NOT_FOUND);
+  auto lost = future(detail::Pending::Kind::kExternal, "signal 'bump' to workflow 'nobody'");
+  ExternalMachine unanswered(signal("nobody", "bump"), lost);
+  ASSERT_FALSE(unanswered.apply(refused_initiated(), futures_));
+  ASSERT_FALSE(unanswered.apply(not_found, futures_));
+  ASSERT_TRUE(lost->failure);
+  EXPECT_EQ(lost->failure->message(),
+            "signal 'bump' to workflow 'nobody' failed: NOT_FOUND (no such workflow, or it is closed)");
 }
 
 TEST_F(ExternalMachineTest, ACancelRequestIsDeliveredByCancelRequested) {
