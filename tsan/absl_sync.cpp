@@ -8,7 +8,7 @@
 // hand-overs. In the server, whose handlers are callback reactors (libgrpc++
 // builds each call's objects on one thread and runs the handler, Finish's
 // completion and OnDone on others), one run of the server tests reported
-// some 1,400 races: gRPC's header code, compiled into the server and so
+// some 1,100 races: gRPC's header code, compiled into the server and so
 // instrumented, on two threads; our reactors' construction against their
 // OnDone. Suppressing them took a rule that dropped every report with a
 // libgrpc++ frame in any stack, which also hid every race of ours on a gRPC
