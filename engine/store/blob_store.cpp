@@ -28,4 +28,13 @@ Result<std::string> BlobStore::get(const history::Sha256Digest& sha256, const st
   return out;
 }
 
+Status BlobStore::upload_abandoned() {
+  return Status::aborted("blob upload was collected as abandoned before it finished");
+}
+
+Status BlobStore::not_in_namespace(const history::Sha256Digest& sha256, const std::string& namespace_id) {
+  return Status::not_found("blob " + history::to_hex(sha256) + " is not in the blob store of namespace '" +
+                           namespace_id + "'");
+}
+
 }  // namespace reprise::engine

@@ -85,6 +85,11 @@ class BlobStore {
   Result<BlobInfo> put(std::string_view bytes, const std::string& namespace_id);
   // NOT_FOUND as open(); RESOURCE_EXHAUSTED if larger than max_bytes.
   Result<std::string> get(const history::Sha256Digest& sha256, const std::string& namespace_id, int64_t max_bytes);
+
+  // The errors every store's blobs give, in the same words: an upload that
+  // garbage collection took as abandoned, and a blob absent from a namespace.
+  static Status upload_abandoned();
+  static Status not_in_namespace(const history::Sha256Digest& sha256, const std::string& namespace_id);
 };
 
 }  // namespace reprise::engine

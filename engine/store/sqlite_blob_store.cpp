@@ -14,10 +14,6 @@ Status SqliteBlobStore::in_transaction(TransitionWriter::Job job) {
   return committed.get_future().get();
 }
 
-namespace {
-Status abandoned() { return Status::aborted("blob upload was collected as abandoned before it finished"); }
-}  // namespace
-
 class SqliteBlobWriter final : public BlobWriter {
  public:
   SqliteBlobWriter(SqliteBlobStore& store, std::string namespace_id)
@@ -98,7 +94,7 @@ class SqliteBlobWriter final : public BlobWriter {
       if (!publish) return publish.status();
       REPRISE_RETURN_IF_ERROR(
           publish->bind(1, blob_id).bind_blob(2, history::as_bytes(info.sha256)).bind(3, size_).bind(4, now).run());
-      if (db.changes() == 0) return abandoned();
+      if (db.changes() == 0) return BlobStore::upload_abandoned();
       return grant(db, blob_id);
     });
     if (!s.is_ok()) {
@@ -130,7 +126,7 @@ class SqliteBlobWriter final : public BlobWriter {
       Result<Statement> touch = db.prepare("UPDATE blobs SET touched_at = ?2 WHERE blob_id = ?1");
       if (!touch) return touch.status();
       REPRISE_RETURN_IF_ERROR(touch->bind(1, blob_id).bind(2, now).run());
-      if (db.changes() == 0) return abandoned();
+      if (db.changes() == 0) return BlobStore::upload_abandoned();
     }
     for (const std::string& chunk : full_chunks_) {
       Result<Statement> put = db.prepare("INSERT INTO blob_chunks (blob_id, seq, data) VALUES (?1, ?2, ?3)");
@@ -210,34 +206,29 @@ Result<std::unique_ptr<BlobWriter>> SqliteBlobStore::begin_put(const std::string
 namespace {
 
 // A blob of another namespace is answered as one that is not there.
-constexpr const char* kBlobInNamespace =
+constexpr const char* kSqliteBlobInNamespace =
     "SELECT blobs.blob_id, blobs.size FROM blobs JOIN blob_namespaces ON blob_namespaces.blob_id = blobs.blob_id "
     "AND blob_namespaces.namespace = ?2 WHERE blobs.sha256 = ?1 AND blobs.complete = 1";
-
-Status not_in_namespace(const Sha256Digest& sha256, const std::string& namespace_id) {
-  return Status::not_found("blob " + history::to_hex(sha256) + " is not in the blob store of namespace '" +
-                           namespace_id + "'");
-}
 
 }  // namespace
 
 Result<std::unique_ptr<BlobReader>> SqliteBlobStore::open(const Sha256Digest& sha256, const std::string& namespace_id) {
   ReadPool::Lease db = readers_.acquire();
-  Result<Statement> s = db->prepare(kBlobInNamespace);
+  Result<Statement> s = db->prepare(kSqliteBlobInNamespace);
   if (!s) return s.status();
   Result<bool> row = s->bind_blob(1, history::as_bytes(sha256)).bind(2, namespace_id).step();
   if (!row) return row.status();
-  if (!*row) return not_in_namespace(sha256, namespace_id);
+  if (!*row) return BlobStore::not_in_namespace(sha256, namespace_id);
   return std::unique_ptr<BlobReader>(new SqliteBlobReader(readers_, s->column_int(0), s->column_int(1), sha256));
 }
 
 Result<BlobInfo> SqliteBlobStore::stat(const Sha256Digest& sha256, const std::string& namespace_id) {
   ReadPool::Lease db = readers_.acquire();
-  Result<Statement> s = db->prepare(kBlobInNamespace);
+  Result<Statement> s = db->prepare(kSqliteBlobInNamespace);
   if (!s) return s.status();
   Result<bool> row = s->bind_blob(1, history::as_bytes(sha256)).bind(2, namespace_id).step();
   if (!row) return row.status();
-  if (!*row) return not_in_namespace(sha256, namespace_id);
+  if (!*row) return BlobStore::not_in_namespace(sha256, namespace_id);
   return BlobInfo{sha256, s->column_int(1), false};
 }
 

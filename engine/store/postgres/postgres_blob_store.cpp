@@ -19,15 +19,8 @@ Status in_pg_transaction(PgPool& pool, const std::function<Status(PgConnection&)
 
 namespace {
 
-Status abandoned() { return Status::aborted("blob upload was collected as abandoned before it finished"); }
-
-Status not_in_namespace(const Sha256Digest& sha256, const std::string& namespace_id) {
-  return Status::not_found("blob " + history::to_hex(sha256) + " is not in the blob store of namespace '" +
-                           namespace_id + "'");
-}
-
 // A blob of another namespace is answered as one that is not there.
-constexpr const char* kBlobInNamespace =
+constexpr const char* kPgBlobInNamespace =
     "SELECT blobs.blob_id, blobs.size FROM blobs JOIN blob_namespaces ON blob_namespaces.blob_id = blobs.blob_id "
     "AND blob_namespaces.namespace = $2 WHERE blobs.sha256 = $1 AND blobs.complete";
 
@@ -104,7 +97,7 @@ class PgBlobWriter final : public BlobWriter {
               db.query("UPDATE blobs SET sha256 = $2, size = $3, complete = true, touched_at = $4 WHERE blob_id = $1",
                        PgParams().add(blob_id).add_bytes(hash).add(size_).add(now));
           if (!publish) return publish.status();
-          if (publish->affected() == 0) return abandoned();
+          if (publish->affected() == 0) return BlobStore::upload_abandoned();
         }
         return db
             .query("INSERT INTO blob_namespaces (blob_id, namespace) VALUES ($1, $2) ON CONFLICT DO NOTHING",
@@ -137,7 +130,7 @@ class PgBlobWriter final : public BlobWriter {
       Result<PgResult> touch =
           db.query("UPDATE blobs SET touched_at = $2 WHERE blob_id = $1", PgParams().add(blob_id).add(now));
       if (!touch) return touch.status();
-      if (touch->affected() == 0) return abandoned();
+      if (touch->affected() == 0) return BlobStore::upload_abandoned();
     }
     for (const std::string& chunk : full_chunks_) {
       Result<PgResult> put = db.query("INSERT INTO blob_chunks (blob_id, seq, data) VALUES ($1, $2, $3)",
@@ -209,18 +202,18 @@ Result<std::unique_ptr<BlobWriter>> PgBlobStore::begin_put(const std::string& na
 Result<std::unique_ptr<BlobReader>> PgBlobStore::open(const Sha256Digest& sha256, const std::string& namespace_id) {
   PgPool::Lease db = pool_.acquire();
   Result<PgResult> r =
-      db->query(kBlobInNamespace, PgParams().add_bytes(history::as_bytes(sha256)).add_text(namespace_id));
+      db->query(kPgBlobInNamespace, PgParams().add_bytes(history::as_bytes(sha256)).add_text(namespace_id));
   if (!r) return r.status();
-  if (r->rows() == 0) return not_in_namespace(sha256, namespace_id);
+  if (r->rows() == 0) return BlobStore::not_in_namespace(sha256, namespace_id);
   return std::unique_ptr<BlobReader>(new PgBlobReader(pool_, r->get_int(0, 0), r->get_int(0, 1), sha256));
 }
 
 Result<BlobInfo> PgBlobStore::stat(const Sha256Digest& sha256, const std::string& namespace_id) {
   PgPool::Lease db = pool_.acquire();
   Result<PgResult> r =
-      db->query(kBlobInNamespace, PgParams().add_bytes(history::as_bytes(sha256)).add_text(namespace_id));
+      db->query(kPgBlobInNamespace, PgParams().add_bytes(history::as_bytes(sha256)).add_text(namespace_id));
   if (!r) return r.status();
-  if (r->rows() == 0) return not_in_namespace(sha256, namespace_id);
+  if (r->rows() == 0) return BlobStore::not_in_namespace(sha256, namespace_id);
   return BlobInfo{sha256, r->get_int(0, 1), false};
 }
 
