@@ -4,30 +4,11 @@
 
 #include <cstdio>
 
+#include "../captured_stderr.hpp"
 #include "engine_fixture.hpp"
 
 namespace reprise::engine {
 namespace {
-
-// What `run` wrote to stderr, where the engine logs.
-std::string engine_test_stderr_of(const std::function<void()>& run) {
-  std::fflush(stderr);
-  char path[] = "/tmp/reprise-engine-log-XXXXXX";
-  const int fd = mkstemp(path);
-  const int saved = dup(STDERR_FILENO);
-  dup2(fd, STDERR_FILENO);
-  run();
-  std::fflush(stderr);
-  dup2(saved, STDERR_FILENO);
-  close(saved);
-  std::string out;
-  char buf[4096];
-  lseek(fd, 0, SEEK_SET);
-  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  close(fd);
-  unlink(path);
-  return out;
-}
 
 TEST_F(EngineTest, HelloWorkflowEndToEndWithAResultLongPoll) {
   auto started = start("hello-1");
@@ -210,7 +191,7 @@ TEST_F(EngineTest, AnInvalidRetryPolicyInAnActivityChildOrContinueAsNewCommandIs
 TEST_F(EngineTest, StartsWorkflowTaskFailuresAndClosesAreLogged) {
   log::set_format(log::Format::kLogfmt);
   log::set_level(log::Level::kInfo);
-  const std::string logged = engine_test_stderr_of([&] {
+  const std::string logged = ::reprise::testing::captured_stderr_of([&] {
     ASSERT_TRUE(start("logged-1").is_ok());
     v1::FailWorkflowTaskRequest failed;
     failed.set_task_token(poll_workflow().task_token());

@@ -14,6 +14,7 @@
 #include <functional>
 #include <regex>
 
+#include "tests/captured_stderr.hpp"
 #include "tests/worker/history_recorder.hpp"
 #include "tests/worker/recorded_history.hpp"
 #include "tests/worker/recorded_workflows.hpp"
@@ -28,26 +29,6 @@ using recorded::Order;
 Workflow<int64_t> refuses(WorkflowContext&, Order order) {
   if (order.cents > 1000) throw ApplicationError("TooExpensive", "orders over $10 need approval", true);
   co_return order.cents;
-}
-
-// What `run` wrote to stderr.
-std::string stderr_of(const std::function<void()>& run) {
-  std::fflush(stderr);
-  char path[] = "/tmp/reprise-stderr-XXXXXX";
-  const int fd = mkstemp(path);
-  const int saved = dup(STDERR_FILENO);
-  dup2(fd, STDERR_FILENO);
-  run();
-  std::fflush(stderr);
-  dup2(saved, STDERR_FILENO);
-  close(saved);
-  std::string out;
-  char buf[4096];
-  lseek(fd, 0, SEEK_SET);
-  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  close(fd);
-  unlink(path);
-  return out;
 }
 
 worker::WorkflowInstance fresh(worker::WorkflowStarter starter) {
@@ -264,13 +245,15 @@ TEST(WorkflowInstance, LogLinesAreWrittenOnceNotOnReplay) {
   auto live = fresh(worker::make_starter<&recorded::chatty>("chatty"));
   live.set_execution("wf-log", run_id);
   worker::ApplyResult first = worker::Activation{};
-  const std::string live_output = stderr_of([&] { first = live.apply(through_task(h, 1)); });
+  const std::string live_output =
+      ::reprise::testing::captured_stderr_of([&] { first = live.apply(through_task(h, 1)); });
   ASSERT_TRUE(first.is_ok());
   EXPECT_EQ(live_output, "level=info workflow_id=wf-log run_id=" + run_id + " msg=\"charging \\\"order 1\\\"\"\n");
 
   auto replayed = fresh(worker::make_starter<&recorded::chatty>("chatty"));
   replayed.set_execution("wf-log", run_id);
-  const std::string replay_output = stderr_of([&] { ASSERT_TRUE(replayed.apply(through_task(h, 2)).is_ok()); });
+  const std::string replay_output =
+      ::reprise::testing::captured_stderr_of([&] { ASSERT_TRUE(replayed.apply(through_task(h, 2)).is_ok()); });
   EXPECT_EQ(replay_output, "level=warn workflow_id=wf-log run_id=" + run_id + " msg=\"done\"\n")
       << "the first line was not repeated";
 }
