@@ -3,13 +3,13 @@
 // health and reflection services left open, and the refusal to serve beyond
 // loopback with no keys.
 #include "engine/store/api_keys.hpp"
-#include "engine/store/key_database.hpp"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <thread>
 
+#include "engine/store/key_database.hpp"
 #include "health.grpc.pb.h"
 #include "reflection.grpc.pb.h"
 #include "server_harness.hpp"
