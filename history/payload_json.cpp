@@ -36,6 +36,42 @@ std::optional<std::string> msgpack_problem(const std::string& msgpack_bytes) {
   return std::nullopt;
 }
 
+// nlohmann-json's own DOM builder, refusing a value nested deeper than
+// kMaxNesting. Not json::parse with a callback that counts the depth: its
+// builder, on every closing '}', scans all the elements of the enclosing array
+// or object for discarded values (json_sax_dom_callback_parser::end_object,
+// nlohmann-json 3.11.2), so `[{},{},…]` took time quadratic in its length: a
+// minute for the 1 MiB the web UI admits as a request body.
+class NestingLimitedBuilder : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+ public:
+  explicit NestingLimitedBuilder(nlohmann::json& root) : json_sax_dom_parser(root) {}
+
+  bool start_object(std::size_t elements) {
+    enter();
+    return json_sax_dom_parser::start_object(elements);
+  }
+  bool end_object() {
+    --depth_;
+    return json_sax_dom_parser::end_object();
+  }
+  bool start_array(std::size_t elements) {
+    enter();
+    return json_sax_dom_parser::start_array(elements);
+  }
+  bool end_array() {
+    --depth_;
+    return json_sax_dom_parser::end_array();
+  }
+
+ private:
+  void enter() {
+    if (++depth_ > kMaxNesting)
+      throw std::length_error("nested deeper than " + std::to_string(kMaxNesting) + " levels");
+  }
+
+  int depth_ = 0;
+};
+
 ZstdCodec& codec() {
   thread_local ZstdCodec zstd;
   return zstd;
@@ -77,17 +113,16 @@ nlohmann::json payload_to_json(const v1::Payload& payload) {
 }
 
 Result<nlohmann::json> parse_json(const std::string& text, const std::string& what) {
-  const auto limit_nesting = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > kMaxNesting) throw std::length_error("nested deeper than " + std::to_string(kMaxNesting) + " levels");
-    return true;
-  };
+  nlohmann::json value;
+  NestingLimitedBuilder builder(value);
   try {
-    return nlohmann::json::parse(text, limit_nesting);
+    nlohmann::json::sax_parse(text, &builder);
   } catch (const std::length_error& e) {
     return Status::invalid_argument(what + " is " + e.what());
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     return Status::invalid_argument(what + " is not valid JSON (" + text + "): " + e.what());
   }
+  return value;
 }
 
 v1::Payload payload_from_value(const nlohmann::json& value) {
