@@ -94,8 +94,22 @@ class Recording {
   void start_bystander(const std::string& id) { client_.start(bystander_wf, {.id = id, .task_queue = "bystanders"}); }
   // Takes the next workflow task of `queue` and answers it with the
   // commands a fresh instance issues after replaying the whole history.
-  std::vector<v1::Command> workflow_task(const std::string& queue) {
-    const v1::PollWorkflowTaskResponse task = poll_workflow_task(queue);
+  std::vector<v1::Command> workflow_task(const std::string& queue) { return answer(take_workflow_task(queue)); }
+  // The two halves of workflow_task(), for a recorder that acts while a
+  // task runs or takes it on another thread. An empty poll ends after the
+  // embedded engine's poll timeout (2 s); a task that waits for the engine's
+  // own work (a timer, a delivery to another workflow) may take that long.
+  v1::PollWorkflowTaskResponse take_workflow_task(const std::string& queue) {
+    v1::PollWorkflowTaskRequest poll;
+    poll.mutable_task_queue()->set_name(queue);
+    poll.set_identity("recorder");
+    v1::PollWorkflowTaskResponse task;
+    for (int tries = 0; tries < 10 && task.task_token().empty(); ++tries) task = connection().poll_workflow_task(poll);
+    require(!task.task_token().empty(), "no workflow task came on " + queue);
+    require(task.next_page_token().empty(), "a history longer than one page: read the rest first");
+    return task;
+  }
+  std::vector<v1::Command> answer(const v1::PollWorkflowTaskResponse& task) {
     worker::ApplyResult r = replay(task);
     require(r.is_ok(), task.workflow_execution().workflow_id() + ": " + r.status().to_string());
     v1::CompleteWorkflowTaskRequest done;
@@ -122,7 +136,7 @@ class Recording {
   // Takes the next workflow task of `queue`, whose code fails (a bug), and
   // fails the task as a worker with the default panic policy does.
   void failing_workflow_task(const std::string& queue) {
-    const v1::PollWorkflowTaskResponse task = poll_workflow_task(queue);
+    const v1::PollWorkflowTaskResponse task = take_workflow_task(queue);
     worker::ApplyResult r = replay(task);
     require(!r.is_ok() && !r.nondeterministic(), task.workflow_execution().workflow_id() + ": the code did not fail");
     v1::FailWorkflowTaskRequest failed;
@@ -189,19 +203,6 @@ class Recording {
   }
 
  private:
-  // An empty poll ends after the embedded engine's poll timeout (2 s); a
-  // task that waits for the engine's own work (a timer, a delivery to
-  // another workflow) may take that long to come.
-  v1::PollWorkflowTaskResponse poll_workflow_task(const std::string& queue) {
-    v1::PollWorkflowTaskRequest poll;
-    poll.mutable_task_queue()->set_name(queue);
-    poll.set_identity("recorder");
-    v1::PollWorkflowTaskResponse task;
-    for (int tries = 0; tries < 10 && task.task_token().empty(); ++tries) task = connection().poll_workflow_task(poll);
-    require(!task.task_token().empty(), "no workflow task came on " + queue);
-    require(task.next_page_token().empty(), "a history longer than one page: read the rest first");
-    return task;
-  }
   worker::ApplyResult replay(const v1::PollWorkflowTaskResponse& task) {
     const auto starter = starters_.find(task.workflow_type().name());
     require(starter != starters_.end(), "no workflow '" + task.workflow_type().name() + "' to run: can_run() it");

@@ -4,12 +4,13 @@
 // policy, against histories the real engine wrote for the workflows of
 // recorded/workflow_features.hpp (recorded by recorded/workflow_features.cpp).
 // Each replays afresh and task by task and must issue exactly the commands
-// recorded for each task. A child canceled, terminated or timed out, the
-// coordinator's requests and the 10,000-event history are still built event
-// by event (each says why).
+// recorded for each task. The first task of a workflow that changes its mind
+// and the 10,000-event history are still built event by event (each says why).
 #include "tests/worker/recorded/workflow_features.hpp"
 
 #include <gtest/gtest.h>
+
+#include <tuple>
 
 #include "tests/worker/history_recorder.hpp"
 #include "tests/worker/recorded_history.hpp"
@@ -34,20 +35,7 @@ Workflow<std::string> second_thoughts(WorkflowContext& ctx, std::string order) {
   co_return "charged";
 }
 
-// Bumps a counter in another workflow, then asks a workflow that is gone to
-// cancel; says how each went.
-Workflow<std::string> coordinator(WorkflowContext& ctx) {
-  co_await ctx.signal_external("counter-7", bump, 5);
-  std::string out = "signaled";
-  try {
-    co_await ctx.cancel_external({"gone", "r-1"}, "no longer needed");
-    out += ", canceled";
-  } catch (const ExternalWorkflowError& e) {
-    out += std::string(", ") + e.what() + " [" + e.cause() + " " + e.workflow_id() + "]";
-  }
-  co_return out;
-}
-// The same workflow, changed: it cancels before it signals.
+// The coordinator, changed: it cancels before it signals.
 Workflow<std::string> coordinator_reordered(WorkflowContext& ctx) {
   co_await ctx.cancel_external({"gone", "r-1"}, "no longer needed");
   co_await ctx.signal_external("counter-7", bump, 5);
@@ -66,16 +54,6 @@ worker::WorkflowInstance fresh(const char* name, worker::PanicPolicy panic = wor
 }
 
 std::string payload_string(const v1::Payloads& p) { return from_payload<std::string>(p.payloads(0), "test"); }
-
-// Replays `rec` in a fresh instance and returns the last task's commands.
-template <auto Fn>
-std::vector<v1::Command> replay(const char* name, const Recorder& rec) {
-  auto instance = fresh<Fn>(name);
-  instance.set_execution("wf-1", "run-1");
-  auto r = instance.apply(rec.history());
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  return r.is_ok() ? r->commands : std::vector<v1::Command>{};
-}
 
 TEST(Cancellation, ACancelRequestCancelsTheActivityAndCleanupRunsInANonCancellableScope) {
   // Recorded: canceled while the charge ran; it reported canceled, the refund completed.
@@ -168,43 +146,43 @@ TEST(ChildWorkflows, AChildIsStartedWithAStableIdAndItsResultComesBack) {
 // A child that is canceled, terminated or times out throws ChildWorkflowError
 // into its parent, as a failed one does: uncaught, it closes the parent as
 // failed (an outcome, not a bug that fails the task), saying how the child ended.
-// Built by hand still: square() can be neither canceled nor timed out, and
-// these three outcomes are not recorded yet.
 TEST(ChildWorkflows, AChildCanceledTerminatedOrTimedOutThrowsChildWorkflowError) {
-  const std::vector<std::pair<void (Recorder::*)(), std::string>> outcomes{
-      {&Recorder::child_canceled, "was canceled"},
-      {&Recorder::child_terminated, "was terminated"},
-      {&Recorder::child_timed_out, "timed out"},
+  // Recorded: the go-ahead child, waiting, was canceled by a client (it saw
+  // the request and closed canceled), terminated, or reached its run timeout.
+  const std::vector<std::tuple<std::string, std::string, std::string>> outcomes{
+      {"child-canceled", "features_child_canceled", "was canceled"},
+      {"child-terminated", "features_child_terminated", "was terminated"},
+      {"child-timed-out", "features_child_timed_out", "timed out"},
   };
-  for (const auto& [close, said] : outcomes) {
-    SCOPED_TRACE(said);
-    Recorder rec(to_payloads(int64_t{1}));
-    auto live = fresh<&sum_of_squares>("sum");
-    live.set_execution("sums", "0123456789abcdef");
-    auto first = live.apply(rec.history());
-    ASSERT_TRUE(first.is_ok()) << first.status().to_string();
-    rec.completed(first->commands);
-    rec.child_started();
-    (rec.*close)();
-    rec.task();
-    auto replayed = fresh<&sum_of_squares>("sum");
-    replayed.set_execution("sums", "0123456789abcdef");
-    auto r = replayed.apply(rec.history());
+  for (const auto& [id, name, said] : outcomes) {
+    SCOPED_TRACE(name);
+    const v1::History h = recorded::replays_as_recorded(go_ahead_parent_wf, id, name);
+    std::string child;
+    for (const auto& e : h.events()) {
+      if (e.has_child_workflow_execution_started())
+        child = e.child_workflow_execution_started().workflow_execution().workflow_id();
+    }
+    const int tasks = recorded::tasks_in(h);
+    auto replayed = fresh<&await_go_ahead_child>("await_go_ahead");
+    replayed.set_execution(id, h.events(0).workflow_execution_started().original_execution_run_id());
+    auto r = replayed.apply(recorded::through_task(h, tasks));
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     ASSERT_EQ(r->commands.size(), 1u);
     ASSERT_TRUE(r->commands[0].has_fail_workflow_execution()) << r->commands[0].DebugString();
     const auto& failure = r->commands[0].fail_workflow_execution().failure();
     EXPECT_EQ(failure.kind(), v1::FAILURE_KIND_CHILD_WORKFLOW);
-    EXPECT_EQ(failure.message(), "child workflow 'sums/square-1@01234567' " + said);
+    EXPECT_EQ(failure.message(), "child workflow '" + child + "' " + said);
   }
 }
-// Built by hand still: the engine writes a request's outcome right after the
-// request, so the recorder cannot yet put a task (woken by something else)
-// between them, as a slow delivery would.
+
 TEST(ExternalRequests, ASignalAndACancelRequestResolveFromTheirOutcomesAndReplay) {
-  Recorder rec(to_payloads());
+  // Recorded: a task (woken by a nudge) came between the signal and its
+  // outcome; the cancel request's outcome, NOT_FOUND, right after it.
+  const v1::History h = recorded::replays_as_recorded(coordinator_wf, "coordinator", "features_coordinator");
+  const std::string run_id = h.events(0).workflow_execution_started().original_execution_run_id();
   auto live = fresh<&coordinator>("coordinator");
-  auto first = live.apply(rec.history());
+  live.set_execution("coordinator", run_id);
+  auto first = live.apply(recorded::through_task(h, 1));
   ASSERT_TRUE(first.is_ok()) << first.status().to_string();
   ASSERT_EQ(first->commands.size(), 1u);
   const auto& signal = first->commands[0].signal_external_workflow_execution();
@@ -214,16 +192,13 @@ TEST(ExternalRequests, ASignalAndACancelRequestResolveFromTheirOutcomesAndReplay
   EXPECT_EQ(signal.signal_name(), "bump");
   EXPECT_FALSE(signal.child_workflow_only());
   EXPECT_EQ(std::get<0>(from_payloads<int64_t>(signal.input(), "input")), 5);
-  rec.completed(first->commands);
-  rec.task();  // a task before the outcome (another signal woke it): the future waits on
-  auto waiting = live.apply(rec.history_from(live.last_event_id() + 1));
+
+  // The task before the outcome: the future waits on.
+  auto waiting = live.apply(recorded::events_after(recorded::through_task(h, 2), live.last_event_id()));
   ASSERT_TRUE(waiting.is_ok()) << waiting.status().to_string();
   EXPECT_TRUE(waiting->commands.empty());
-  rec.completed(waiting->commands);
-  rec.external_outcome();
-  rec.task();
 
-  auto second = live.apply(rec.history_from(live.last_event_id() + 1));
+  auto second = live.apply(recorded::events_after(recorded::through_task(h, 3), live.last_event_id()));
   ASSERT_TRUE(second.is_ok()) << second.status().to_string();
   ASSERT_EQ(second->commands.size(), 1u);
   const auto& cancel = second->commands[0].request_cancel_external_workflow_execution();
@@ -231,26 +206,19 @@ TEST(ExternalRequests, ASignalAndACancelRequestResolveFromTheirOutcomesAndReplay
   EXPECT_EQ(cancel.execution().workflow_id(), "gone");
   EXPECT_EQ(cancel.execution().run_id(), "r-1");
   EXPECT_EQ(cancel.reason(), "no longer needed");
-  rec.completed(second->commands);
-  rec.external_outcome(v1::EXTERNAL_FAILURE_CAUSE_NOT_FOUND);
-  rec.task();
 
   const std::string expected =
       "signaled, cancel request to workflow 'gone' failed: NOT_FOUND (no such workflow, or it is closed) "
       "[NOT_FOUND gone]";
-  auto third = live.apply(rec.history_from(live.last_event_id() + 1));
+  auto third = live.apply(recorded::events_after(recorded::through_task(h, 4), live.last_event_id()));
   ASSERT_TRUE(third.is_ok()) << third.status().to_string();
   ASSERT_EQ(third->commands.size(), 1u);
   EXPECT_EQ(payload_string(third->commands[0].complete_workflow_execution().result()), expected);
-
-  // A fresh instance replays the recorded history to the same result.
-  const auto replayed = replay<&coordinator>("coordinator", rec);
-  ASSERT_EQ(replayed.size(), 1u);
-  EXPECT_EQ(payload_string(replayed[0].complete_workflow_execution().result()), expected);
+  EXPECT_EQ(recorded::completed_result(h), expected);
 
   // Code that now sends them in the other order does not match the history.
   auto changed = fresh<&coordinator_reordered>("coordinator");
-  auto r = changed.apply(rec.history());
+  auto r = changed.apply(h);
   ASSERT_FALSE(r.is_ok());
   EXPECT_TRUE(r.nondeterministic());
   EXPECT_EQ(r.status().message(),

@@ -1,6 +1,9 @@
 // Records workflow_features_test.cpp's histories, driving the engine by hand.
 #include "tests/worker/recorded/workflow_features.hpp"
 
+#include <future>
+#include <thread>
+
 #include "reprise/codec.hpp"
 #include "tests/worker/record_groups.hpp"
 #include "tests/worker/recording.hpp"
@@ -17,6 +20,49 @@ template <auto Fn, typename... Args>
 void start_feature(Recording& r, const WorkflowDef<Fn>& def, const std::string& id, const Args&... args) {
   r.start(def, id, kFeaturesQueue, args...);
   r.workflow_task(kFeaturesQueue);
+}
+
+// How the go-ahead child of `parent` is made to end.
+enum class ChildEnd { kCanceled, kTerminated, kTimedOut };
+
+// Starts the go-ahead parent as `parent`, lets its child start and wait,
+// ends the child as `end` says and answers tasks until the parent closes.
+void record_go_ahead_child(Recording& r, const std::string& parent, ChildEnd end) {
+  r.can_run(go_ahead_child_wf);
+  start_feature(r, go_ahead_parent_wf, parent);
+  r.workflow_task(kFeaturesQueue);  // the child's first task, or the parent's once the child started,
+  r.workflow_task(kFeaturesQueue);  // in either order
+  std::string child;
+  const v1::History h = fetch_history(r.connection(), parent);
+  for (const v1::HistoryEvent& e : h.events()) {
+    if (e.has_child_workflow_execution_started())
+      child = e.child_workflow_execution_started().workflow_execution().workflow_id();
+  }
+  require(!child.empty(), parent + ": the child started");
+  auto handle = r.client().handle(go_ahead_child_wf, child);
+  switch (end) {
+    case ChildEnd::kCanceled:
+      handle.cancel("no longer needed");
+      break;
+    case ChildEnd::kTerminated:
+      handle.terminate("no longer needed");
+      break;
+    case ChildEnd::kTimedOut:
+      r.env().advance(1h);  // the child's run timeout
+      break;
+  }
+  r.workflow_tasks_until_closed(kFeaturesQueue, parent);
+}
+
+// The number of workflow tasks started before the first event `has`.
+template <typename Has>
+int tasks_before(const v1::History& h, Has has) {
+  int started = 0;
+  for (const v1::HistoryEvent& e : h.events()) {
+    if (has(e)) return started;
+    started += e.has_workflow_task_started() ? 1 : 0;
+  }
+  throw std::runtime_error("no such event");
 }
 
 }  // namespace
@@ -87,6 +133,45 @@ void record_workflow_features(const std::filesystem::path& dir) {
     start_feature(r, signal_nobody_wf, "signal-nobody");
     require(r.workflow_task(kFeaturesQueue).back().has_fail_workflow_execution(), "signal-nobody fails");
     r.save("signal-nobody", "features_signal_not_child");
+  }
+  {
+    // Canceled: it sees the cancel request at its wait and closes canceled.
+    Recording r(dir);
+    record_go_ahead_child(r, "child-canceled", ChildEnd::kCanceled);
+    r.save("child-canceled", "features_child_canceled");
+  }
+  {
+    Recording r(dir);
+    record_go_ahead_child(r, "child-terminated", ChildEnd::kTerminated);
+    r.save("child-terminated", "features_child_terminated");
+  }
+  {
+    Recording r(dir);
+    record_go_ahead_child(r, "child-timed-out", ChildEnd::kTimedOut);
+    r.save("child-timed-out", "features_child_timed_out");
+  }
+  {
+    // A task between the signal and its outcome: a nudge sent while the
+    // first task runs is written after it with a new task, which a poll
+    // parked beforehand takes (started in memory) before the delivery
+    // records its outcome, so the outcome waits for that task to complete.
+    // The cancel request's outcome follows it as the engine writes it.
+    Recording r(dir);
+    r.start_bystander("counter-7");
+    r.start(coordinator_wf, "coordinator", kFeaturesQueue);
+    const v1::PollWorkflowTaskResponse first = r.take_workflow_task(kFeaturesQueue);
+    r.client().signal("coordinator", nudge, std::string("wake up"));
+    auto nudged = std::async(std::launch::async, [&r] { return r.take_workflow_task(kFeaturesQueue); });
+    std::this_thread::sleep_for(200ms);  // the poll parks before the first task completes
+    r.answer(first);
+    require(r.answer(nudged.get()).empty(), "coordinator: the nudged task does nothing");
+    r.workflow_task(kFeaturesQueue);  // the signal's outcome: the cancel request
+    require(completes(r.workflow_task(kFeaturesQueue)), "coordinator completes");
+    const v1::History h = fetch_history(r.connection(), "coordinator");
+    require(
+        tasks_before(h, [](const v1::HistoryEvent& e) { return e.has_external_workflow_execution_signaled(); }) == 2,
+        "coordinator: the signal's outcome came after the nudged task");
+    r.save("coordinator", "features_coordinator");
   }
   {
     Recording r(dir);

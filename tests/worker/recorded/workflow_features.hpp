@@ -85,6 +85,16 @@ inline Workflow<int64_t> sum_of_squares(WorkflowContext& ctx, int64_t n) {
 }
 inline constexpr WorkflowDef<&sum_of_squares> sum_wf{"sum"};
 
+// A child that waits for a signal nobody sends, so it ends only when it is
+// canceled, terminated or times out (after an hour, as its parent starts it).
+inline constexpr Signal<std::string> go_ahead{"go_ahead"};
+inline Workflow<std::string> wait_for_go_ahead(WorkflowContext& ctx) { co_return co_await ctx.wait(go_ahead); }
+inline constexpr WorkflowDef<&wait_for_go_ahead> go_ahead_child_wf{"wait_for_go_ahead"};
+inline Workflow<std::string> await_go_ahead_child(WorkflowContext& ctx) {
+  co_return co_await ctx.execute_child(go_ahead_child_wf, ChildWorkflowOptions().run_timeout(1h));
+}
+inline constexpr WorkflowDef<&await_go_ahead_child> go_ahead_parent_wf{"await_go_ahead"};
+
 inline Workflow<int64_t> counter(WorkflowContext& ctx, int64_t n);
 inline constexpr WorkflowDef<&counter> counter_wf{"counter"};
 inline Workflow<int64_t> counter(WorkflowContext& ctx, int64_t n) {
@@ -137,6 +147,24 @@ inline constexpr WorkflowDef<&signal_nobody> signal_nobody_wf{"signal_nobody"};
 
 // Being canceled, it still tells a partner, through a non-cancellable
 // context; the same request through the canceled context is never sent.
+// Woken by a signal it does not wait for: a task with nothing to do.
+inline constexpr Signal<std::string> nudge{"nudge"};
+
+// Bumps a counter in another workflow, then asks a workflow that is gone to
+// cancel; says how each went.
+inline Workflow<std::string> coordinator(WorkflowContext& ctx) {
+  co_await ctx.signal_external("counter-7", bump, 5);
+  std::string out = "signaled";
+  try {
+    co_await ctx.cancel_external({"gone", "r-1"}, "no longer needed");
+    out += ", canceled";
+  } catch (const ExternalWorkflowError& e) {
+    out += std::string(", ") + e.what() + " [" + e.cause() + " " + e.workflow_id() + "]";
+  }
+  co_return out;
+}
+inline constexpr WorkflowDef<&coordinator> coordinator_wf{"coordinator"};
+
 inline Workflow<std::string> tell_partner_on_cancel(WorkflowContext& ctx) {
   try {
     co_await ctx.sleep(1h);
