@@ -20,7 +20,13 @@ std::shared_ptr<grpc::ClientContext> ClusterPeers::context_for(const grpc::Callb
 v1::WorkflowService::Stub& ClusterPeers::stub(const std::string& address) {
   std::lock_guard lock(mu_);
   std::unique_ptr<v1::WorkflowService::Stub>& stub = stubs_[address];
-  if (!stub) stub = v1::WorkflowService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  if (!stub) {
+    grpc::ChannelArguments args;
+    if (!transport_.server_name.empty()) args.SetSslTargetNameOverride(transport_.server_name);
+    args.SetMaxReceiveMessageSize(64 << 20);
+    args.SetMaxSendMessageSize(64 << 20);
+    stub = v1::WorkflowService::NewStub(grpc::CreateCustomChannel(address, transport_.credentials, args));
+  }
   return *stub;
 }
 

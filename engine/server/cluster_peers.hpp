@@ -7,6 +7,9 @@
 // it itself, never forwarding it further (a shard that moved meanwhile is
 // refused UNAVAILABLE, and the client tries again).
 //
+// A node that serves TLS forwards over TLS (server_tls.hpp,
+// peer_transport): the channels are made with the Transport it is given.
+//
 // Thread safety: any thread.
 #pragma once
 
@@ -26,6 +29,16 @@ namespace reprise::engine {
 
 class ClusterPeers {
  public:
+  // How the channels to the other nodes are made.
+  struct Transport {
+    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+    // The name the other nodes' certificates must carry, when it is not the
+    // host of their announced address; "" checks that host.
+    std::string server_name;
+  };
+
+  explicit ClusterPeers(Transport transport) : transport_(std::move(transport)) {}
+
   static constexpr const char* kForwardedHeader = "reprise-forwarded";
   // How long a spare task waits for a poll before it is left to its
   // timeout: well under any task timeout.
@@ -37,8 +50,7 @@ class ClusterPeers {
   // the forwarded mark.
   static std::shared_ptr<grpc::ClientContext> context_for(const grpc::CallbackServerContext* incoming);
 
-  // The stub for the node at `address` (host:port). Plaintext: see
-  // docs/cluster.md for TLS.
+  // The stub for the node at `address` (host:port).
   v1::WorkflowService::Stub& stub(const std::string& address);
 
   // A task a fanned-out poll got after it had already answered (two nodes
@@ -48,6 +60,7 @@ class ClusterPeers {
   std::optional<std::string> take_spare(const std::string& key);
 
  private:
+  const Transport transport_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<v1::WorkflowService::Stub>> stubs_;
   std::map<std::string, std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>>> spares_;

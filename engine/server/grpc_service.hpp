@@ -43,9 +43,11 @@ grpc::Status to_grpc_status(const Status& status);
 class GrpcService final : public v1::WorkflowService::CallbackService {
  public:
   // Uploads larger than `blob_limit` bytes are refused. `auth` outlives the
-  // service.
-  GrpcService(Engine& engine, BlobStore& blobs, int64_t blob_limit, const ApiKeyAuth& auth)
-      : engine_(engine), blobs_(blobs), blob_limit_(blob_limit), auth_(auth) {}
+  // service. `peers`: how requests are forwarded to the other nodes of a
+  // cluster.
+  GrpcService(Engine& engine, BlobStore& blobs, int64_t blob_limit, const ApiKeyAuth& auth,
+              ClusterPeers::Transport peers)
+      : engine_(engine), blobs_(blobs), blob_limit_(blob_limit), auth_(auth), peers_(std::move(peers)) {}
   // Waits for every payload stream to end (see Lifetime above).
   ~GrpcService() override;
   GrpcService(const GrpcService&) = delete;

@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reprise-server: %s\n", credentials.status().message().c_str());
     return 1;
   }
+  Result<ClusterPeers::Transport> peers = peer_transport(flags.tls);
+  if (!peers) {
+    std::fprintf(stderr, "reprise-server: %s\n", peers.status().message().c_str());
+    return 1;
+  }
   // The web UI asks for no login: beyond loopback only knowingly.
   if (!flags.ui_listen.empty() && !flags.tls.insecure && !is_loopback_host(listen_host(flags.ui_listen))) {
     std::fprintf(stderr,
@@ -149,8 +154,8 @@ int main(int argc, char** argv) {
   }
   // Torn down before the engine and the store: its payload streams' last
   // work (an upload's discard) writes to the store after the server is gone.
-  auto service =
-      std::make_unique<GrpcService>(**engine, (*store)->blobs(), flags.engine.claim_check.blob_limit, **auth);
+  auto service = std::make_unique<GrpcService>(**engine, (*store)->blobs(), flags.engine.claim_check.blob_limit, **auth,
+                                               std::move(*peers));
   // The standard health service (grpc.health.v1.Health) and server
   // reflection (grpc.reflection.v1alpha, what grpcurl uses) beside ours.
   grpc::EnableDefaultHealthCheckService(true);

@@ -79,6 +79,18 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
       ->type_name("FILE")
       ->check(CLI::ExistingFile)
       ->needs(cert);
+  app.add_option("--tls-peer-ca", f.tls.peer_ca_file,
+                 "In a cluster of nodes that serve TLS: the PEM CA bundle the other nodes' certificates are checked "
+                 "against when this node forwards a request to them (default: the system's roots); this node "
+                 "presents its own --tls-cert to them. docs/cluster.md")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile)
+      ->needs(cert);
+  app.add_option("--tls-peer-server-name", f.tls.peer_server_name,
+                 "In a cluster of nodes that serve TLS: the name the other nodes' certificates carry, when it is not "
+                 "the host of their --cluster-address")
+      ->type_name("NAME")
+      ->needs(cert);
   app.add_flag("--insecure", f.tls.insecure,
                "Serve plaintext, with no API keys, and the web UI, on an address other than loopback (each refused "
                "without it): only behind something that secures and authenticates the connection");

@@ -1,5 +1,6 @@
 #include "engine/server/server_tls.hpp"
 
+#include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <openssl/bio.h>
 #include <openssl/pem.h>
@@ -88,6 +89,26 @@ Result<std::shared_ptr<grpc::ServerCredentials>> server_credentials(const TlsFla
     options.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(options);
+}
+
+Result<ClusterPeers::Transport> peer_transport(const TlsFlags& tls) {
+  ClusterPeers::Transport transport;
+  if (tls.cert_file.empty()) return transport;  // plaintext, as the node serves
+  Result<std::string> cert = read_pem("--tls-cert", tls.cert_file, "CERTIFICATE");
+  if (!cert) return cert.status();
+  Result<std::string> key = read_pem("--tls-key", tls.key_file, "");
+  if (!key) return key.status();
+  grpc::SslCredentialsOptions options;
+  options.pem_cert_chain = *cert;
+  options.pem_private_key = *key;
+  if (!tls.peer_ca_file.empty()) {
+    Result<std::string> ca = read_pem("--tls-peer-ca", tls.peer_ca_file, "CERTIFICATE");
+    if (!ca) return ca.status();
+    options.pem_root_certs = *ca;
+  }
+  transport.credentials = grpc::SslCredentials(options);
+  transport.server_name = tls.peer_server_name;
+  return transport;
 }
 
 Status check_callers_known(const TlsFlags& tls, const std::string& listen, bool api_keys_defined) {

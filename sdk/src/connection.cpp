@@ -7,13 +7,16 @@
 #include <random>
 #include <set>
 #include <type_traits>
+#include <vector>
 
 #include "history/run_chain.hpp"
 #include "history/status.hpp"
 #include "reprise/client.hpp"
 #include "reprise/detail/uuid.hpp"
 #include "reprise/v1/service.grpc.pb.h"
+#include "sdk/src/address_list.hpp"
 #include "sdk/src/busy_backoff.hpp"
+#include "sdk/src/server_targets.hpp"
 
 namespace reprise {
 
@@ -23,17 +26,12 @@ using Stub = v1::WorkflowService::Stub;
 
 class RemoteConnection final : public Connection {
  public:
-  RemoteConnection(const std::string& address, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
-                   const std::string& server_name, std::string api_key, std::string namespace_name)
-      : authorization_(api_key.empty() ? "" : "Bearer " + api_key), namespace_(std::move(namespace_name)) {
-    grpc::ChannelArguments args;
-    if (!server_name.empty()) args.SetSslTargetNameOverride(server_name);
-    args.SetMaxReceiveMessageSize(64 << 20);
-    args.SetMaxSendMessageSize(64 << 20);
-    // Reconnect within a second after the server restarts.
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    stub_ = v1::WorkflowService::NewStub(grpc::CreateCustomChannel(address, credentials, args));
-  }
+  RemoteConnection(const std::vector<std::string>& addresses,
+                   const std::shared_ptr<grpc::ChannelCredentials>& credentials, const std::string& server_name,
+                   std::string api_key, std::string namespace_name)
+      : authorization_(api_key.empty() ? "" : "Bearer " + api_key),
+        namespace_(std::move(namespace_name)),
+        targets_(addresses, credentials, channel_arguments(server_name, addresses.size() > 1)) {}
 
   v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
     // A start that waits for the result is given its wait on top.
@@ -109,41 +107,49 @@ class RemoteConnection final : public Connection {
     return call("FailActivity", &Stub::FailActivity, r, std::chrono::seconds(30));
   }
   v1::PutPayloadResponse put_payload(std::string_view bytes) override {
-    grpc::ClientContext context;
-    prepare(context);
-    context.set_deadline(std::chrono::system_clock::now() + kBlobTimeout);
-    v1::PutPayloadResponse out;
-    auto writer = stub_->PutPayload(&context, &out);
-    v1::PutPayloadChunk chunk;
-    chunk.set_namespace_(namespace_);  // the first chunk's counts
-    size_t offset = 0;
-    do {
-      chunk.set_data(std::string(bytes.substr(offset, kChunkBytes)));
-      offset += kChunkBytes;
-      if (!writer->Write(chunk)) break;  // the server ended the call: Finish says why
-    } while (offset < bytes.size());
-    writer->WritesDone();
-    grpc::Status s = writer->Finish();
-    if (!s.ok()) throw RpcError(s.error_code(), "PutPayload: " + s.error_message());
-    return out;
+    const auto deadline = std::chrono::system_clock::now() + kBlobTimeout;
+    detail::FailOver fail_over(targets_, std::chrono::steady_clock::now() + kBlobTimeout);
+    for (size_t at = targets_.current();;) {
+      grpc::ClientContext context;
+      prepare(context);
+      context.set_deadline(deadline);
+      v1::PutPayloadResponse out;
+      auto writer = targets_.stub(at).PutPayload(&context, &out);
+      v1::PutPayloadChunk chunk;
+      chunk.set_namespace_(namespace_);  // the first chunk's counts
+      size_t offset = 0;
+      do {
+        chunk.set_data(std::string(bytes.substr(offset, kChunkBytes)));
+        offset += kChunkBytes;
+        if (!writer->Write(chunk)) break;  // the server ended the call: Finish says why
+      } while (offset < bytes.size());
+      writer->WritesDone();
+      grpc::Status s = writer->Finish();
+      if (s.ok()) return out;
+      if (!fail_over.next(at, s)) throw RpcError(s.error_code(), "PutPayload: " + fail_over.message(s));
+    }
   }
   std::string get_payload(const std::string& sha256) override {
-    grpc::ClientContext context;
-    prepare(context);
-    context.set_deadline(std::chrono::system_clock::now() + kBlobTimeout);
-    v1::GetPayloadRequest r;
-    r.set_namespace_(namespace_);
-    r.set_sha256(sha256);
-    auto reader = stub_->GetPayload(&context, r);
-    v1::GetPayloadChunk chunk;
-    std::string out;
-    while (reader->Read(&chunk)) {
-      if (out.empty()) out.reserve(static_cast<size_t>(chunk.total_size()));
-      out += chunk.data();
+    const auto deadline = std::chrono::system_clock::now() + kBlobTimeout;
+    detail::FailOver fail_over(targets_, std::chrono::steady_clock::now() + kBlobTimeout);
+    for (size_t at = targets_.current();;) {
+      grpc::ClientContext context;
+      prepare(context);
+      context.set_deadline(deadline);
+      v1::GetPayloadRequest r;
+      r.set_namespace_(namespace_);
+      r.set_sha256(sha256);
+      auto reader = targets_.stub(at).GetPayload(&context, r);
+      v1::GetPayloadChunk chunk;
+      std::string out;
+      while (reader->Read(&chunk)) {
+        if (out.empty()) out.reserve(static_cast<size_t>(chunk.total_size()));
+        out += chunk.data();
+      }
+      grpc::Status s = reader->Finish();
+      if (s.ok()) return out;
+      if (!fail_over.next(at, s)) throw RpcError(s.error_code(), "GetPayload: " + fail_over.message(s));
     }
-    grpc::Status s = reader->Finish();
-    if (!s.ok()) throw RpcError(s.error_code(), "GetPayload: " + s.error_message());
-    return out;
   }
   void report_activity_canceled(const v1::ReportActivityCanceledRequest& r) override {
     call("ReportActivityCanceled", &Stub::ReportActivityCanceled, r, std::chrono::seconds(30));
@@ -155,6 +161,20 @@ class RemoteConnection final : public Connection {
   static constexpr std::chrono::seconds kPollTimeout{70};
   static constexpr std::chrono::minutes kBlobTimeout{10};
   static constexpr size_t kChunkBytes = 1 << 20;
+
+  static grpc::ChannelArguments channel_arguments(const std::string& server_name, bool several_addresses) {
+    grpc::ChannelArguments args;
+    if (!server_name.empty()) args.SetSslTargetNameOverride(server_name);
+    args.SetMaxReceiveMessageSize(64 << 20);
+    args.SetMaxSendMessageSize(64 << 20);
+    // Reconnect within a second after the server restarts.
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    // With other nodes to go to, a connection attempt (TCP and handshake)
+    // gets 2 s rather than gRPC's 20: a node that does not answer fails the
+    // call UNAVAILABLE, and the call moves on.
+    if (several_addresses) args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
+    return args;
+  }
 
   // Every call carries the API key, if any.
   void prepare(grpc::ClientContext& context) const {
@@ -179,7 +199,8 @@ class RemoteConnection final : public Connection {
   }
 
   // A call the server refuses as busy is sent again, unchanged, until the
-  // timeout.
+  // timeout; one a node answers UNAVAILABLE goes to the next address
+  // (server_targets.hpp).
   template <typename Req, typename Resp>
   Resp call(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& asked,
             std::chrono::seconds timeout) {
@@ -187,17 +208,17 @@ class RemoteConnection final : public Connection {
     const Req& r = in_namespace(asked, copy);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     detail::BusyBackoff backoff(deadline);
-    while (true) {
+    detail::FailOver fail_over(targets_, deadline);
+    for (size_t at = targets_.current();;) {
       grpc::ClientContext context;
       prepare(context);
       context.set_deadline(std::chrono::system_clock::now() +
                            std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
       Resp out;
-      grpc::Status s = ((*stub_).*method)(&context, r, &out);
+      grpc::Status s = (targets_.stub(at).*method)(&context, r, &out);
       if (s.ok()) return out;
-      if (!(refused_as_busy(s, context) && backoff.wait())) {
-        throw RpcError(s.error_code(), std::string(what) + ": " + s.error_message());
-      }
+      if (refused_as_busy(s, context) && backoff.wait()) continue;
+      if (!fail_over.next(at, s)) throw RpcError(s.error_code(), std::string(what) + ": " + fail_over.message(s));
     }
   }
   static bool refused_as_busy(const grpc::Status& s, const grpc::ClientContext& context) {
@@ -206,6 +227,8 @@ class RemoteConnection final : public Connection {
   }
 
   // A long-poll that cancel_polls() can end; canceled, it answers empty.
+  // One a node answers UNAVAILABLE moves later calls to the next address
+  // and fails: the worker's poll loop polls again after a pause.
   template <typename Req, typename Resp>
   Resp poll(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& asked) {
     Req copy;
@@ -218,19 +241,26 @@ class RemoteConnection final : public Connection {
       polls_.insert(&context);  // canceled before the call starts, it starts canceled
     }
     Resp out;
-    grpc::Status s = ((*stub_).*method)(&context, r, &out);
+    const size_t at = targets_.current();
+    grpc::Status s = (targets_.stub(at).*method)(&context, r, &out);
     {
       std::lock_guard lock(polls_mu_);
       polls_.erase(&context);
     }
     if (s.error_code() == grpc::StatusCode::CANCELLED) return Resp{};
+    if (s.error_code() == grpc::StatusCode::UNAVAILABLE && targets_.size() > 1) {
+      // The worker polls again after its pause, at the next address.
+      const size_t next = targets_.move_past(at);
+      throw RpcError(s.error_code(), std::string(what) + ": " + targets_.address(at) + ": " + s.error_message() +
+                                         " (polling " + targets_.address(next) + " next)");
+    }
     if (!s.ok()) throw RpcError(s.error_code(), std::string(what) + ": " + s.error_message());
     return out;
   }
 
   const std::string authorization_;  // "Bearer <key>", or "" to send none
   const std::string namespace_;      // "" leaves requests as they are
-  std::unique_ptr<Stub> stub_;
+  detail::ServerTargets targets_;
   std::mutex polls_mu_;
   std::set<grpc::ClientContext*> polls_;  // in flight, for cancel_polls()
 };
@@ -248,8 +278,9 @@ std::shared_ptr<Connection> Connection::remote(const std::string& address, const
 }
 
 std::shared_ptr<Connection> Connection::remote(const std::string& address, const ConnectionOptions& options) {
+  const std::vector<std::string> addresses = detail::parse_address_list(address);
   if (!options.tls) {
-    return std::make_shared<RemoteConnection>(address, grpc::InsecureChannelCredentials(), "", options.api_key,
+    return std::make_shared<RemoteConnection>(addresses, grpc::InsecureChannelCredentials(), "", options.api_key,
                                               options.namespace_name);
   }
   const TlsOptions& tls = *options.tls;
@@ -257,7 +288,7 @@ std::shared_ptr<Connection> Connection::remote(const std::string& address, const
   ssl.pem_root_certs = tls.server_ca_pem;
   ssl.pem_cert_chain = tls.client_cert_pem;
   ssl.pem_private_key = tls.client_key_pem;
-  return std::make_shared<RemoteConnection>(address, grpc::SslCredentials(ssl), tls.server_name, options.api_key,
+  return std::make_shared<RemoteConnection>(addresses, grpc::SslCredentials(ssl), tls.server_name, options.api_key,
                                             options.namespace_name);
 }
 

@@ -73,5 +73,51 @@ TEST(CliTls, TheCliConnectsOverTlsWithFlagsOrTheEnvironment) {
   EXPECT_EQ(from_environment.status, 0) << from_environment.out;
 }
 
+// --address with several nodes (docs/cluster.md, "Clients with several
+// addresses"): a first address that refuses connections is passed over.
+TEST(CliAddresses, ACallWhoseFirstAddressIsDeadGoesToTheNext) {
+  TempDir dir;
+  Server server(dir.file("addresses.db"));
+  const std::string dead = "127.0.0.1:" + std::to_string(unused_loopback_port());
+  Output started = cli(dead + "," + server.address(), "workflow start --type hello -t q -w past-the-dead-one");
+  EXPECT_EQ(started.status, 0) << started.out;
+  v1::DescribeWorkflowResponse d = describe(server.stub(), "past-the-dead-one");
+  EXPECT_EQ(d.info().status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
+
+  // No address reachable: it fails after one round, naming each address.
+  const std::string also_dead = "127.0.0.1:" + std::to_string(unused_loopback_port());
+  const auto asked = std::chrono::steady_clock::now();
+  Output none = cli(dead + "," + also_dead, "workflow list");
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(10)) << "not the call's whole timeout";
+  EXPECT_EQ(none.status, 1) << none.out;
+  EXPECT_NE(none.out.find("reprise: ListWorkflows: no server address could take the call: " + dead + ": "),
+            std::string::npos)
+      << none.out;
+  EXPECT_NE(none.out.find("; " + also_dead + ": "), std::string::npos) << none.out;
+}
+
+TEST(CliAddresses, AMalformedListIsRefusedNamingTheBadEntry) {
+  struct Case {
+    std::string list, says;
+  };
+  for (const Case& c : {
+           Case{"127.0.0.1:7233,localhost", "entry 2 'localhost' has no port"},
+           Case{"127.0.0.1:7233,,127.0.0.1:7234", "entry 2 is empty"},
+           Case{"127.0.0.1:7233,", "entry 2 is empty"},
+           Case{"a:7233,b:99999", "entry 2 'b:99999' has no port of 1 to 65535"},
+           Case{"::1:7233,a:7233", "entry 1 '::1:7233' is an IPv6 address without brackets"},
+           Case{"dns:///a:7233,b:7233", "entry 1 'dns:///a:7233' has a host that is not a name or an address"},
+       }) {
+    Output o = cli("'" + c.list + "'", "workflow list");
+    EXPECT_EQ(o.status, 1) << c.list << ": " << o.out;
+    EXPECT_NE(o.out.find("reprise: server address list '" + c.list + "': " + c.says), std::string::npos)
+        << c.list << ": " << o.out;
+  }
+  // Spaces around entries and a bracketed IPv6 address are fine: the call
+  // is made (and fails: nothing listens there).
+  Output spaced = cli("'[::1]:1, 127.0.0.1:1'", "workflow list");
+  EXPECT_EQ(spaced.out.find("server address list"), std::string::npos) << spaced.out;
+}
+
 }  // namespace
 }  // namespace reprise

@@ -12,65 +12,13 @@
 #include <set>
 #include <thread>
 
-#include "../server/server_harness.hpp"
-#include "../store/test_postgres.hpp"
-#include "engine/store/postgres/pg_connection.hpp"
-#include "engine/store/shard.hpp"
+#include "cluster_harness.hpp"
 
 namespace reprise {
 namespace {
 
-using engine::PgConnection;
-using engine::PgParams;
-using engine::PgResult;
-using Clock = std::chrono::steady_clock;
-
-constexpr int kShards = engine::kDefaultShardCount;
-
-// A node of the cluster: a server with a name of its own and short leases.
-std::unique_ptr<Server> cluster_node(const std::string& db, const std::string& node_id, const std::string& lease) {
-  return std::make_unique<Server>(db, std::vector<std::string>{"--node-id", node_id, "--shard-lease", lease});
-}
-
-// The test's own look at the database.
-class ClusterDb {
- public:
-  explicit ClusterDb(const std::string& url) {
-    auto c = PgConnection::connect(url);
-    EXPECT_TRUE(c.is_ok()) << c.status().to_string();
-    if (c) db_ = std::move(*c);
-  }
-  int64_t count(const std::string& sql, const PgParams& params = {}) {
-    auto r = db_->query(sql, params);
-    EXPECT_TRUE(r.is_ok()) << sql << ": " << r.status().to_string();
-    return r ? r->get_int(0, 0) : -1;
-  }
-  // Shards whose unexpired lease `node` holds.
-  int64_t shards_of(const std::string& node) {
-    return count("SELECT count(*) FROM shards WHERE owner = $1 AND expires_at > now()", PgParams().add_text(node));
-  }
-  // The node whose unexpired lease holds the shard of `workflow_id` ("" when none).
-  std::string owner_of(const std::string& workflow_id) {
-    auto r = db_->query("SELECT owner FROM shards WHERE shard_id = $1 AND expires_at > now()",
-                        PgParams().add(engine::shard_of("default", workflow_id, kShards)));
-    return r && r->rows() == 1 ? r->get_bytes(0, 0) : "";
-  }
-  PgConnection& connection() { return *db_; }
-
- private:
-  std::unique_ptr<PgConnection> db_;
-};
-
-// Waits up to `limit` for `done`; how long it took, or nothing.
-template <typename Done>
-std::optional<std::chrono::milliseconds> wait_for(Done done, std::chrono::milliseconds limit) {
-  const auto start = Clock::now();
-  while (Clock::now() - start < limit) {
-    if (done()) return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return std::nullopt;
-}
+using namespace cluster_testing;
+using Clock = TestClock;
 
 // `quick_timeout`: a workflow task lost with a killed node is handed out
 // again after 2 s rather than 10.

@@ -2,8 +2,12 @@
 // the raw gRPC calls the server tests drive it with.
 #pragma once
 
+#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -20,13 +24,15 @@ using engine::testing::TempDir;
 
 class Server {
  public:
-  explicit Server(const std::string& db, std::vector<std::string> extra_flags = {}) {
+  // With `stderr_log`, the server's log (its stderr) is appended to that file.
+  explicit Server(const std::string& db, std::vector<std::string> extra_flags = {},
+                  const std::string& stderr_log = "") {
     const char* binary = std::getenv("REPRISE_SERVER");
     EXPECT_NE(binary, nullptr) << "REPRISE_SERVER is not set";
     std::vector<std::string> args{binary, "--db",        db,    "--listen", "127.0.0.1:0", "--poll-timeout-ms",
                                   "500",  "--log-level", "warn"};
     args.insert(args.end(), extra_flags.begin(), extra_flags.end());
-    process_ = std::make_unique<ChildProcess>(args);
+    process_ = std::make_unique<ChildProcess>(args, stderr_log);
     std::string line;
     EXPECT_TRUE(process_->read_line(line));
     std::smatch m;
@@ -66,6 +72,23 @@ class Server {
   std::string last_line_;
   std::unique_ptr<v1::WorkflowService::Stub> stub_;
 };
+
+// A loopback port nothing listens on now (the kernel's pick, released): for
+// an address that refuses connections, or a server restarted on one port.
+inline int unused_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
 
 // Calls one unary RPC with a deadline.
 template <typename Req, typename Resp>

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "../store/store_test_util.hpp"
@@ -13,10 +14,16 @@
 namespace reprise {
 
 // A CA, a server certificate for localhost and 127.0.0.1, a client
-// certificate, and another CA with a client certificate of its own.
+// certificate, a cluster node's certificate (server and client use, for
+// localhost and 127.0.0.1), and another CA with a client certificate of its
+// own.
 struct Certificates {
   engine::testing::TempDir dir;
   std::string path(const std::string& name) const { return dir.file(name); }
+  std::string read(const std::string& name) const {
+    std::ifstream in(path(name));
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
 
   Certificates() {
     const std::string d = dir.file("");
@@ -32,6 +39,7 @@ struct Certificates {
         "ca ca; ca other-ca\n"
         "signed ca server 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nextendedKeyUsage=serverAuth\\n'\n"
         "signed ca worker 'extendedKeyUsage=clientAuth\\n'\n"
+        "signed ca node 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n'\n"
         "signed other-ca stranger 'extendedKeyUsage=clientAuth\\n'\n";
     std::ofstream(dir.file("make-certificates.sh")) << script;
     const int status = std::system(("sh '" + dir.file("make-certificates.sh") + "'").c_str());

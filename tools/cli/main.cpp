@@ -675,7 +675,11 @@ class CommandLine {
     // Subcommands made after this hand flags they do not know to their
     // parent: --address and --output work anywhere on the line.
     app_.fallthrough();
-    app_.add_option("--address", flags_.address, "The server")->type_name("HOST:PORT")->capture_default_str();
+    app_.add_option("--address", flags_.address,
+                    "The server; or several nodes of a cluster, separated by commas (a,b,c): a call a node cannot "
+                    "take goes to the next")
+        ->type_name("HOST:PORT[,...]")
+        ->capture_default_str();
     app_.add_option("--tls-ca", flags_.tls_ca,
                     "Connect over TLS, trusting the server's certificate if this PEM CA "
                     "bundle signed it")

@@ -51,6 +51,18 @@ class REPRISE_EXPORT WorkflowFailedError : public Error {
 class REPRISE_EXPORT Connection {
  public:
   // Connects lazily; calls fail with RpcError while the server is away.
+  //
+  // `address` is one gRPC target ("host:7233", "unix:/path"), or the nodes
+  // of a cluster as HOST:PORT entries separated by commas
+  // ("a:7233,b:7233,[::1]:7233"; docs/cluster.md). With several, calls go
+  // to one node (the first, to begin with) while it answers; a call it
+  // answers UNAVAILABLE (unreachable within 2 s, dead, shutting down, or its
+  // shard moving between nodes) is sent again to the next address, and
+  // later calls stay there. A call fails only when no address was
+  // reachable in a whole round, or at its timeout. A Worker's poll that
+  // fails so is polled again at the next address after the worker's pause.
+  // Throws reprise::Error naming the entry when a list holds one that is
+  // not HOST:PORT.
   static std::shared_ptr<Connection> remote(const std::string& address);
   // Over TLS (reprise/tls.hpp); a server that refuses the handshake (an
   // untrusted certificate, a client certificate missing or refused) shows
