@@ -160,9 +160,9 @@ class Browser:
             self.process.wait()
 
 
-def start_process(args, ready_pattern, log_path):
+def start_process(args, ready_pattern, log_path, environment=None):
     log = open(log_path, "w")
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True)
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, env=environment)
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline:
         line = process.stdout.readline()
@@ -211,12 +211,23 @@ class ForeignPage(BaseHTTPRequestHandler):
         pass
 
 
+def server_environment():
+    """This environment, except that under ./run test-tsan the server gets
+    REPRISE_SERVER_TSAN_OPTIONS as its TSAN_OPTIONS (tests/tsan_server.supp),
+    as tests/store/child_process.hpp gives every server the C++ tests start."""
+    environment = dict(os.environ)
+    if "REPRISE_SERVER_TSAN_OPTIONS" in environment:
+        environment["TSAN_OPTIONS"] = environment["REPRISE_SERVER_TSAN_OPTIONS"]
+    return environment
+
+
 def run(env, work, screenshots):
     server, match = start_process(
         [env["server"], "--db", os.path.join(work, "ui.db"), "--listen", "127.0.0.1:0",
          "--ui-listen", "127.0.0.1:0", "--claim-check-threshold-bytes", "1024", "--poll-timeout-ms", "1000",
          "--log-level", "warn"],
-        r"listening on (127\.0\.0\.1:\d+).* ui on (127\.0\.0\.1:\d+)", os.path.join(work, "server.log"))
+        r"listening on (127\.0\.0\.1:\d+).* ui on (127\.0\.0\.1:\d+)", os.path.join(work, "server.log"),
+        server_environment())
     processes = [server]
     browser = None
     foreign = None
