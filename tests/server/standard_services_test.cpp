@@ -1,14 +1,18 @@
 // The standard services reprise-server serves beside its own: health checking
 // (grpc.health.v1, what grpc_health_probe, Kubernetes and load balancers ask)
-// following the store's ability to write, and reflection (grpcurl).
+// following the store's ability to write and a shutdown, and reflection (grpcurl).
 #include <google/protobuf/descriptor.pb.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -122,6 +126,65 @@ void limit_file_size(pid_t pid, rlim_t bytes) {
   ASSERT_EQ(::prlimit(pid, RLIMIT_FSIZE, &limit, nullptr), 0) << std::strerror(errno);
 }
 
+// The statuses a Watch of "" (the whole server) streams, each with when it
+// arrived, from its opening until the stream ends or the watch goes.
+class HealthWatch {
+ public:
+  struct Seen {
+    HealthStatus::ServingStatus status;
+    std::chrono::steady_clock::time_point at;
+  };
+
+  explicit HealthWatch(const Server& server)
+      : stub_(grpc::health::v1::Health::NewStub(
+            grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials()))) {
+    reader_ = std::thread([this] {
+      grpc::health::v1::HealthCheckRequest request;
+      auto stream = stub_->Watch(&context_, request);
+      HealthStatus response;
+      while (stream->Read(&response)) {
+        std::lock_guard lock(mu_);
+        seen_.push_back({response.status(), std::chrono::steady_clock::now()});
+        changed_.notify_all();
+      }
+      stream->Finish();
+      std::lock_guard lock(mu_);
+      ended_ = true;
+      changed_.notify_all();
+    });
+  }
+  ~HealthWatch() {
+    context_.TryCancel();
+    reader_.join();
+  }
+  // What arrived once there are `n` statuses, the stream ended or `limit` passed.
+  std::vector<Seen> wait_for(size_t n, std::chrono::seconds limit) {
+    std::unique_lock lock(mu_);
+    changed_.wait_for(lock, limit, [&] { return seen_.size() >= n || ended_; });
+    return seen_;
+  }
+
+ private:
+  std::unique_ptr<grpc::health::v1::Health::Stub> stub_;
+  grpc::ClientContext context_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<Seen> seen_;
+  bool ended_ = false;
+  std::thread reader_;
+};
+
+std::vector<HealthStatus::ServingStatus> watched_statuses(const std::vector<HealthWatch::Seen>& seen) {
+  std::vector<HealthStatus::ServingStatus> out;
+  for (const auto& s : seen) out.push_back(s.status);
+  return out;
+}
+
+std::string health_log_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 uintmax_t size_or_zero(const std::string& path) {
   std::error_code ec;
   const uintmax_t size = std::filesystem::file_size(path, ec);
@@ -134,8 +197,11 @@ TEST(StandardServices, HealthIsNotServingWhileTheStoreCannotWriteAndServingOnceI
   ::signal(SIGXFSZ, SIG_IGN);
   TempDir dir;
   const std::string db = dir.file("db");
-  Server server(db);
+  const std::string log = dir.file("server.log");
+  Server server(db, {"--log-level", "info"}, log);
   ASSERT_EQ(await_health(server, HealthStatus::SERVING, std::chrono::seconds(5)), HealthStatus::SERVING);
+  HealthWatch watch(server);
+  ASSERT_EQ(watched_statuses(watch.wait_for(1, std::chrono::seconds(5))), std::vector{HealthStatus::SERVING});
 
   // Room for a few starts, then none: a start stalls and times out.
   const rlim_t room = std::max(size_or_zero(db), size_or_zero(db + "-wal")) + (256 << 10);
@@ -166,6 +232,51 @@ TEST(StandardServices, HealthIsNotServingWhileTheStoreCannotWriteAndServingOnceI
   EXPECT_EQ(await_health(server, HealthStatus::SERVING, std::chrono::seconds(30)), HealthStatus::SERVING);
   v1::StartWorkflowResponse out;
   EXPECT_TRUE(call(server.stub(), &Stub::StartWorkflow, start_request("after"), &out).ok());
+
+  // A Watch sees each change once, in order; each change is logged.
+  EXPECT_EQ(watched_statuses(watch.wait_for(3, std::chrono::seconds(5))),
+            (std::vector{HealthStatus::SERVING, HealthStatus::NOT_SERVING, HealthStatus::SERVING}));
+  EXPECT_EQ(server.terminate(), 0);
+  const std::string logged = health_log_text(log);
+  const size_t down = logged.find("level=warn msg=\"health: not serving\" problem=");
+  ASSERT_NE(down, std::string::npos) << logged;
+  EXPECT_NE(logged.find("file size limit", down), std::string::npos) << logged;
+  EXPECT_NE(logged.find("level=info msg=\"health: serving again\"", down), std::string::npos) << logged;
+}
+
+// A shutdown (SIGTERM) reports NOT_SERVING as it begins, before the parked
+// polls are answered, so a balancer stops sending work first. gRPC's own
+// shutdown alone would report it only after its 200 ms grace, if at all.
+TEST(StandardServices, HealthIsNotServingFromTheMomentAShutdownBegins) {
+  TempDir dir;
+  // Polls wait a minute here: the parked one ends only when the shutdown answers it.
+  Server server(dir.file("db"), {"--poll-timeout-ms", "60000"});
+  HealthWatch watch(server);
+  ASSERT_EQ(watched_statuses(watch.wait_for(1, std::chrono::seconds(5))), std::vector{HealthStatus::SERVING});
+  std::atomic<bool> answered{false};
+  std::chrono::steady_clock::time_point answered_at;
+  std::thread poller([&] {
+    v1::PollWorkflowTaskRequest r;
+    r.mutable_task_queue()->set_name("nothing-here");
+    v1::PollWorkflowTaskResponse out;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(90));
+    (void)server.stub().PollWorkflowTask(&context, r, &out);
+    answered_at = std::chrono::steady_clock::now();
+    answered = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_FALSE(answered) << "the poll should be parked";
+  EXPECT_EQ(server.terminate(), 0);
+  poller.join();
+  const std::vector<HealthWatch::Seen> seen = watch.wait_for(2, std::chrono::seconds(5));
+  ASSERT_EQ(watched_statuses(seen), (std::vector{HealthStatus::SERVING, HealthStatus::NOT_SERVING}))
+      << "no NOT_SERVING before the server stopped";
+  // Both answers are written within microseconds of each other; 100 ms
+  // covers the scheduling of this process's two reader threads.
+  EXPECT_LT(seen[1].at, answered_at + std::chrono::milliseconds(100))
+      << "NOT_SERVING came " << std::chrono::duration_cast<std::chrono::milliseconds>(seen[1].at - answered_at).count()
+      << " ms after the parked poll was answered";
 }
 
 }  // namespace
