@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../captured_stderr.hpp"
 #include "../server/server_harness.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"
@@ -225,16 +226,27 @@ TEST(SdkControl, AHandleFollowsItsWorkflowIntoTheRetriedRun) {
 
 TEST(SdkControl, ABugBlocksTheWorkflowOnAFailedTaskThatDescribeShows) {
   Fixture f;
-  auto run = f.client.start(buggy_wf, {.id = "bug", .task_queue = "control"});
-  std::string failure;
-  for (int i = 0; i < 200 && failure.empty(); ++i) {
-    failure = run.describe().last_workflow_task_failure().message();
-    std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_NE(failure.find("workflow 'buggy' threw: vector::_M_range_check"), std::string::npos) << failure;
-  EXPECT_EQ(run.describe().info().status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING)
-      << "the workflow waits for fixed code instead of failing";
-  run.terminate("bug");
+  std::string run_id;
+  // The worker logs to this process's stderr; the task may fail as soon as the run starts.
+  const std::string logged = ::reprise::testing::captured_stderr_of([&] {
+    auto run = f.client.start(buggy_wf, {.id = "bug", .task_queue = "control"});
+    run_id = run.run_id();
+    std::string failure;
+    for (int i = 0; i < 200 && failure.empty(); ++i) {
+      failure = run.describe().last_workflow_task_failure().message();
+      std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_NE(failure.find("workflow 'buggy' threw: vector::_M_range_check"), std::string::npos) << failure;
+    EXPECT_EQ(run.describe().info().status(), v1::WORKFLOW_EXECUTION_STATUS_RUNNING)
+        << "the workflow waits for fixed code instead of failing";
+    run.terminate("bug");
+  });
+  EXPECT_NE(logged.find("level=warn msg=\"workflow task failed\" workflow_id=bug run_id=" + run_id +
+                        " cause=WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_CODE_ERROR reason=\"workflow 'buggy' threw: "
+                        "vector::_M_range_check"),
+            std::string::npos)
+      << "the worker logs the failed task with its workflow and run ids:\n"
+      << logged;
 }
 
 std::atomic<bool> long_job_canceled{false};
