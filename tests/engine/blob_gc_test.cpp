@@ -1,6 +1,8 @@
 // Blob collection runs beside the timer loop, not in it: a timer that comes
-// due while a collection is under way fires on time; and a shutdown stops a
-// long collection between two batches instead of waiting for its end.
+// due while a collection is under way fires on time; a failed collection is
+// logged; and a shutdown stops a long collection between two batches
+// instead of waiting for its end.
+#include "../captured_stderr.hpp"
 #include "engine/store/sqlite_db.hpp"
 #include "gated_store.hpp"
 
@@ -40,6 +42,23 @@ TEST_F(BlobGcTest, ATimerDueDuringABlobCollectionFiresOnTime) {
   EXPECT_LT(late, 1s);
   const auto& events = woken.history().events();
   EXPECT_EQ(events[events.size() - 3].event_type(), v1::EVENT_TYPE_TIMER_FIRED);
+}
+
+// A collection that fails is logged as an error with the store's reason
+// (docs/engine.md, Logs), and the next one still runs at its interval.
+TEST_F(BlobGcTest, AFailedCollectionIsLoggedWithItsReason) {
+  gate_->fail_blob_collections();
+  log::set_format(log::Format::kLogfmt);
+  const std::string logged = ::reprise::testing::captured_stderr_of([&] {
+    restart([](EngineOptions& o) { o.blob_gc_interval = std::chrono::seconds(0); });  // every 10 ms
+    for (int i = 0; i < 500 && gate_->failed_blob_collections() < 2; ++i) std::this_thread::sleep_for(10ms);
+    engine_.reset();  // joins the collection thread: its lines are written
+  });
+  EXPECT_GE(gate_->failed_blob_collections(), 2) << "collections go on after one failed";
+  EXPECT_NE(logged.find("level=error msg=\"blob garbage collection failed\" "
+                        "error=\"UNAVAILABLE: the test made this collection fail\""),
+            std::string::npos)
+      << logged;
 }
 
 // A store holding many unreferenced blobs, collected one per transaction:

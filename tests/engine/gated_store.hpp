@@ -1,7 +1,7 @@
 // A store for engine tests that opens windows real timing leaves tiny: the
 // real store underneath, except that the next commit can be held until
 // released, reads of the current run can fail, history reads can be slowed
-// and a blob collection held; every call after a mark is counted.
+// and a blob collection held or failed; every call after a mark is counted.
 #pragma once
 
 #include <atomic>
@@ -22,6 +22,9 @@ class GatedStore : public Store {
   void hold_blob_collection() { blobs_.hold(); }
   bool wait_until_collecting(std::chrono::milliseconds timeout) { return blobs_.wait_until_collecting(timeout); }
   void release_blob_collection() { blobs_.release(); }
+  // Blob collections answer UNAVAILABLE from now on; how many have.
+  void fail_blob_collections() { blobs_.fail(); }
+  int failed_blob_collections() const { return blobs_.failed(); }
 
   void hold_next_commit() {
     std::lock_guard lock(mu_);
@@ -164,6 +167,8 @@ class GatedStore : public Store {
       std::unique_lock lock(mu_);
       return cv_.wait_for(lock, timeout, [this] { return collecting_; });
     }
+    void fail() { failing_ = true; }
+    int failed() const { return failed_; }
     Result<std::unique_ptr<BlobWriter>> begin_put(const std::string& ns) override { return inner_.begin_put(ns); }
     Result<std::unique_ptr<BlobReader>> open(const history::Sha256Digest& d, const std::string& ns) override {
       return inner_.open(d, ns);
@@ -176,6 +181,10 @@ class GatedStore : public Store {
         cv_.notify_all();
         cv_.wait(lock, [this] { return !held_; });
       }
+      if (failing_) {
+        ++failed_;
+        return Status::unavailable("the test made this collection fail");
+      }
       return inner_.collect_garbage(grace, stop);
     }
 
@@ -185,6 +194,8 @@ class GatedStore : public Store {
     std::condition_variable cv_;
     bool held_ = false;
     bool collecting_ = false;
+    std::atomic<bool> failing_{false};
+    std::atomic<int> failed_{0};
   };
 
   void count() {

@@ -2,6 +2,7 @@
 // period (and nothing else), DeleteWorkflowExecution deletes one now, and the
 // blobs of deleted runs are collected while blobs a newer run still uses
 // (a child's input, a continue-as-new input) are kept.
+#include "../captured_stderr.hpp"
 #include "engine/store/sqlite_db.hpp"
 #include "engine_fixture.hpp"
 #include "gated_store.hpp"
@@ -139,6 +140,37 @@ TEST_F(RetentionTest, TheSweeperDeletesClosedRunsPastRetentionAndNothingElse) {
   EXPECT_TRUE(describe("running").is_ok());
   EXPECT_TRUE(describe("old").is_ok()) << "the new run of the id runs";
   EXPECT_EQ(sweep().deleted, 0);
+}
+
+// Deletions are logged (docs/engine.md, Logs): each run deleted on request
+// at info with its ids, a retention pass as one count per namespace (its
+// runs one by one only at debug).
+TEST_F(RetentionTest, ADeletionOnRequestIsLoggedPerRunAndARetentionPassAsACount) {
+  run_to_completion("asked");
+  run_to_completion("swept-1");
+  run_to_completion("swept-2");
+  log::set_format(log::Format::kLogfmt);
+  log::set_level(log::Level::kInfo);
+  std::string asked_run;
+  const std::string logged = ::reprise::testing::captured_stderr_of([&] {
+    v1::DescribeWorkflowRequest d;
+    d.mutable_workflow_execution()->set_workflow_id("asked");
+    auto described = call(&Engine::describe_workflow, d);
+    ASSERT_TRUE(described.is_ok()) << described.status().to_string();
+    asked_run = described->info().execution().run_id();
+    ASSERT_TRUE(delete_run("asked").is_ok());
+    clock_.advance(kRetention + std::chrono::seconds(1));
+    EXPECT_EQ(sweep().deleted, 2);
+  });
+  log::set_level(log::Level::kWarn);
+  EXPECT_NE(logged.find("level=info msg=\"workflow deleted\" workflow_id=asked run_id=" + asked_run + " cause=request"),
+            std::string::npos)
+      << logged;
+  EXPECT_NE(logged.find("level=info msg=\"retention deleted closed runs\" namespace=default runs=2 postponed=0 "),
+            std::string::npos)
+      << logged;
+  EXPECT_EQ(logged.find("workflow_id=swept-"), std::string::npos) << "a pass's runs are counted, not listed\n"
+                                                                  << logged;
 }
 
 TEST_F(RetentionTest, TheSweeperRunsByItselfInSmallBatches) {

@@ -1,6 +1,8 @@
 // Transfer tasks that cannot succeed: a child the server refuses to create
 // resolves the parent's command as failed; one that fails for a passing
-// reason is retried ever less often, not every 200 ms forever.
+// reason is retried ever less often, not every 200 ms forever; one whose row
+// does not parse is dropped and logged.
+#include "../captured_stderr.hpp"
 #include "gated_store.hpp"
 
 namespace reprise::engine {
@@ -49,6 +51,44 @@ TEST_F(TransferTest, ATransferThatKeepsFailingIsRetriedLessAndLessOften) {
   EXPECT_LE(gate_->failed_reads(), 6);
   EXPECT_GE(gate_->failed_reads(), 3);
   gate_->fail_current_run_of("");
+}
+
+// A transfer row whose payload does not parse (a damaged row) can never be
+// carried out: it is dropped, and logged as an error naming the row and its
+// execution (docs/engine.md, Logs).
+TEST_F(TransferTest, ATransferTaskThatDoesNotParseIsDroppedAndLogged) {
+  auto started = start("sender");
+  ASSERT_TRUE(started.is_ok()) << started.status().to_string();
+  engine_.reset();
+  const ExecutionKey sender{"default", "sender", started->run_id()};
+  TaskRecord damaged;
+  damaged.kind = TaskKind::kTransfer;
+  damaged.execution = sender;
+  damaged.payload = "not a transfer task";
+  Transition t;
+  t.add_tasks.push_back(damaged);
+  ASSERT_TRUE(store_->commit(std::move(t)).is_ok());
+  auto transfer_rows = [this]() -> int {
+    auto tasks = store_->load_tasks(0, 100);
+    if (!tasks.is_ok()) {
+      ADD_FAILURE() << tasks.status().to_string();
+      return -1;
+    }
+    int rows = 0;
+    for (const TaskRecord& task : *tasks) rows += task.kind == TaskKind::kTransfer ? 1 : 0;
+    return rows;
+  };
+  ASSERT_EQ(transfer_rows(), 1);
+
+  log::set_format(log::Format::kLogfmt);
+  const std::string logged = ::reprise::testing::captured_stderr_of([&] {
+    restart();  // loads the row and runs it
+    for (int i = 0; i < 500 && transfer_rows() > 0; ++i) std::this_thread::sleep_for(10ms);
+  });
+  EXPECT_EQ(transfer_rows(), 0) << "the row was not dropped";
+  const size_t line = logged.find("level=error msg=\"dropping a transfer task whose payload does not parse\" task_id=");
+  ASSERT_NE(line, std::string::npos) << logged;
+  EXPECT_NE(logged.find("execution=" + sender.to_string(), line), std::string::npos) << logged;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <set>
 
+#include "../captured_stderr.hpp"
 #include "gated_store.hpp"
 
 namespace reprise::engine {
@@ -93,6 +94,23 @@ TEST_F(TransitionTest, TheCallerIsAnsweredAfterTheCommitAndAFailedCommitReachesI
       recorded.push_back(e.workflow_execution_signaled().input().payloads(0).data());
   }
   EXPECT_EQ(recorded, std::vector<std::string>{"kept"});
+}
+
+// A commit the store fails is an error of the store, not of the caller's
+// request: it is logged with the store's reason (docs/engine.md, Logs).
+TEST_F(TransitionTest, AFailedCommitIsLoggedWithTheStoresReason) {
+  ASSERT_TRUE(start("lossy").is_ok());
+  log::set_format(log::Format::kLogfmt);
+  const std::string logged = ::reprise::testing::captured_stderr_of([&] {
+    gate_->hold_next_commit_of("lossy");
+    auto lost = std::async(std::launch::async, [&] { return signal(*engine_, "lossy", "lost"); });
+    gate_->wait_until_held();
+    gate_->lose_held_commit();
+    EXPECT_FALSE(lost.get().is_ok());
+  });
+  EXPECT_NE(logged.find("level=error msg=\"commit failed\" error=\"UNAVAILABLE: the test lost this commit\""),
+            std::string::npos)
+      << logged;
 }
 
 }  // namespace
