@@ -11,16 +11,17 @@
 // (commands included) at workflows, runs and tasks this input has already
 // made, so mutated requests reach real executions instead of NOT_FOUND.
 //
-// Every input gets a fresh engine on a fresh SQLite file (in /dev/shm, a copy
-// of an empty database made once), so a finding replays alone. The engine
-// runs on a StepRuntime (step_runtime.hpp): its jobs, its writer's commits
-// and its deadlines all run on this thread, in the order they came, so an
-// input runs the same way every time. Every
+// Every input gets a fresh engine and runtime on a store whose database holds
+// exactly what an empty database holds (FuzzStore below), so a finding
+// replays alone. The engine runs on a StepRuntime (step_runtime.hpp): its
+// jobs, its writer's commits and its deadlines all run on this thread, in
+// the order they came, so an input runs the same way every time. Every
 // call must answer exactly once, before the engine runs out of work and
 // kAnswerTime of virtual time has passed, and the engine must shut down
 // afterwards.
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -119,25 +120,101 @@ StoreOptions fuzz_store_options() {
   return options;
 }
 
-class Harness {
+// The store every input's engine runs on, opened once per process: opening
+// one (three connections, each parsing the schema and setting its pragmas) was
+// more than half of an input's CPU. Between inputs reset() puts back, table by
+// table, the rows of the empty database the store was opened on (`pristine`,
+// attached read-only to a connection of the harness's own), and the store's
+// clock at its start, so each input starts from what a freshly opened store
+// on a fresh copy would hold. What stays from earlier inputs is outside the
+// database and the engine: the store's prepared statements and page caches,
+// its statistics, and when its WAL is next checkpointed.
+class FuzzStore {
  public:
-  // `empty_database`: a database as a new store creates it, copied for this
-  // input (creating the schema anew took half of an input's time).
-  Harness(const std::filesystem::path& dir, const std::filesystem::path& empty_database) : db_(dir / "engine.db") {
+  FuzzStore(const std::filesystem::path& dir, const std::filesystem::path& empty_database) : db_(dir / "engine.db") {
     std::filesystem::copy_file(empty_database, db_, std::filesystem::copy_options::overwrite_existing);
     StoreOptions store_options = fuzz_store_options();
     store_options.clock = &clock_;
     auto store = SqliteStore::open(db_, store_options);
     FUZZ_CHECK(store.is_ok(), "cannot open the store: %s", store.status().to_string().c_str());
     store_ = std::move(store).value();
-    runtime_.commit_for(store_.get());
+
+    FUZZ_CHECK(sqlite3_open_v2(db_.c_str(), &resetter_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, nullptr) == SQLITE_OK,
+               "cannot open the database to reset it: %s", sqlite3_errmsg(resetter_));
+    sqlite3_stmt* attach = prepare("ATTACH DATABASE 'file:" + empty_database.string() + "?mode=ro' AS pristine");
+    FUZZ_CHECK(sqlite3_step(attach) == SQLITE_DONE, "cannot attach the empty database: %s", sqlite3_errmsg(resetter_));
+    sqlite3_finalize(attach);
+    refill_.push_back(prepare("BEGIN IMMEDIATE"));
+    for (const std::string& table : pristine_tables()) {
+      refill_.push_back(prepare("DELETE FROM main.\"" + table + "\""));
+      refill_.push_back(prepare("INSERT INTO main.\"" + table + "\" SELECT * FROM pristine.\"" + table + "\""));
+    }
+    refill_.push_back(prepare("COMMIT"));
+  }
+  ~FuzzStore() {
+    store_.reset();
+    for (sqlite3_stmt* statement : refill_) sqlite3_finalize(statement);
+    sqlite3_close(resetter_);
+  }
+
+  SqliteStore& store() { return *store_; }
+  ManualClock& clock() { return clock_; }
+
+  // After an input's engine has shut down: nothing is left to commit, and
+  // the database and the clock are as they were before the first input.
+  void reset() {
+    FUZZ_CHECK(!store_->commit_next_batch(), "a write was still queued after the engine shut down");
+    for (sqlite3_stmt* statement : refill_) {
+      const int rc = sqlite3_step(statement);
+      FUZZ_CHECK(rc == SQLITE_DONE, "resetting the database failed: %s (%s)", sqlite3_errmsg(resetter_),
+                 sqlite3_sql(statement));
+      sqlite3_reset(statement);
+    }
+    clock_.set(kStartTime);
+  }
+
+ private:
+  static constexpr TimePoint kStartTime = TimePoint(std::chrono::seconds(1'700'000'000));
+
+  std::vector<std::string> pristine_tables() {
+    std::vector<std::string> tables;
+    sqlite3_stmt* select = nullptr;
+    FUZZ_CHECK(sqlite3_prepare_v2(resetter_, "SELECT name FROM pristine.sqlite_master WHERE type = 'table'", -1,
+                                  &select, nullptr) == SQLITE_OK,
+               "cannot list the tables: %s", sqlite3_errmsg(resetter_));
+    while (sqlite3_step(select) == SQLITE_ROW) {
+      tables.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(select, 0)));
+    }
+    sqlite3_finalize(select);
+    FUZZ_CHECK(!tables.empty(), "the empty database has no tables");
+    return tables;
+  }
+
+  sqlite3_stmt* prepare(const std::string& sql) {
+    sqlite3_stmt* statement = nullptr;
+    FUZZ_CHECK(sqlite3_prepare_v2(resetter_, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK,
+               "cannot prepare %s: %s", sql.c_str(), sqlite3_errmsg(resetter_));
+    return statement;
+  }
+
+  std::filesystem::path db_;
+  ManualClock clock_{kStartTime};
+  std::unique_ptr<SqliteStore> store_;
+  sqlite3* resetter_ = nullptr;
+  std::vector<sqlite3_stmt*> refill_;  // run in order by reset()
+};
+
+class Harness {
+ public:
+  explicit Harness(FuzzStore& store) : store_(store), clock_(store.clock()) {
+    runtime_.commit_for(&store_.store());
     EngineOptions options;
     options.clock = &clock_;
     options.random_seed = 1;
     options.poll_timeout = 10ms;
     options.max_history_wait = 10ms;
     options.runtime = &runtime_.runtime();
-    auto engine = Engine::start(*store_, options);
+    auto engine = Engine::start(store_.store(), options);
     FUZZ_CHECK(engine.is_ok(), "the engine does not start: %s", engine.status().to_string().c_str());
     engine_ = std::move(engine).value();
   }
@@ -152,8 +229,6 @@ class Harness {
     engine_.reset();
     runtime_.commit_for(nullptr);
     store_.reset();
-    std::error_code ignored;
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + suffix, ignored);
   }
 
   void run(uint8_t kind, uint8_t fixups, const uint8_t* bytes, size_t size);
@@ -217,10 +292,9 @@ class Harness {
     if (!e.run_id().empty()) known_.run_ids.push_back(e.run_id());
   }
 
-  std::filesystem::path db_;
-  ManualClock clock_;
+  FuzzStore& store_;
+  ManualClock& clock_;
   fuzz::StepRuntime runtime_;
-  std::unique_ptr<SqliteStore> store_;
   std::unique_ptr<Engine> engine_;
   Known known_;
 };
@@ -360,7 +434,8 @@ const std::filesystem::path& empty_database() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool quiet = (log::set_level(log::Level::kError), true);
   (void)quiet;
-  Harness harness(scratch_dir(), empty_database());
+  static FuzzStore store(scratch_dir(), empty_database());
+  Harness harness(store);
   size_t at = 0;
   while (at + 4 <= size) {
     const uint8_t kind = data[at];
