@@ -106,8 +106,9 @@ int main(int argc, char** argv) {
         {{"address", flags.listen}});
   }
   // A full disk is logged once, then every 10 s with the attempts between,
-  // and once more when writes go through again (TransitionWriter).
-  flags.store.on_write_stall = [db = flags.db](const WriteStall& stall) {
+  // and once more when writes go through again (write_stall.hpp), on
+  // either store.
+  flags.store.on_write_stall = [db = redact_password(flags.db)](const WriteStall& stall) {
     if (stall.stalled) {
       log::error("writes wait for room on the disk; retrying with backoff",
                  {{"db", db},

@@ -22,6 +22,7 @@ std::string listen_port(const std::string& listen) { return listen.substr(listen
 Result<std::unique_ptr<Store>> open_postgres(ServerFlags& flags) {
   flags.postgres.rotate_task_token_key = flags.store.rotate_task_token_key;
   flags.postgres.blobs = flags.store.blobs;
+  flags.postgres.on_write_stall = flags.store.on_write_stall;
   // A fixed port names the node across restarts; with port 0 the store
   // makes a name up.
   if (flags.postgres.cluster.node_id.empty() && listen_port(flags.listen) != "0") {

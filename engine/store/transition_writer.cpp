@@ -40,9 +40,9 @@ TransitionWriter::TransitionWriter(std::unique_ptr<SqliteDb> db, int max_batch, 
       max_batch_(max_batch < 1 ? 1 : max_batch),
       fault_hook_(std::move(fault_hook)),
       wait_when_full_(wait_when_full && own_thread),
-      report_(std::move(report)),
       own_thread_(own_thread),
       checkpointer_(checkpointer),
+      stall_(std::move(report)),
       batch_limit_(max_batch_) {
   if (own_thread_) {
     thread_ = std::thread([this] { run(); });
@@ -111,10 +111,7 @@ TransitionWriter::Stats TransitionWriter::stats() const {
   return stats_;
 }
 
-std::string TransitionWriter::problem() const {
-  std::lock_guard lock(mu_);
-  return problem_;
-}
+std::string TransitionWriter::problem() const { return stall_.problem(); }
 
 void TransitionWriter::run() {
   std::deque<Pending> batch;
@@ -149,7 +146,7 @@ void TransitionWriter::commit_batch(std::deque<Pending>& batch) {
     closing = !wait_for_space(outcomes.front().status());
     if (!closing) outcomes = attempt_batch(batch);
   }
-  if (stall_.stalled && !closing) end_stall();
+  if (!closing) stall_.ended();
   if (!closing) {
     std::lock_guard lock(mu_);
     give_up_waiting_ = false;  // the disk takes writes again
@@ -189,52 +186,16 @@ int TransitionWriter::batch_limit() const {
 bool TransitionWriter::narrow(std::deque<Pending>& batch) {
   std::lock_guard lock(mu_);
   if (batch.size() < 2 || stopping_ || give_up_waiting_) return false;
-  // The back half goes back to the front of the queue, in order: it commits
-  // after the front half and before anything queued later, so commits keep
-  // the order of submission.
-  const size_t keep = batch.size() / 2;
-  while (batch.size() > keep) {
-    queue_.push_front(std::move(batch.back()));
-    batch.pop_back();
-  }
-  batch_limit_ = static_cast<int>(keep);
+  batch_limit_ = static_cast<int>(give_back_half(batch, queue_));
   return true;
 }
 
 bool TransitionWriter::wait_for_space(const Status& error) {
-  const auto now = std::chrono::steady_clock::now();
-  if (!stall_.stalled) {
-    // Attempts of short stalls that were not reported are counted into the
-    // next line.
-    stall_ = WriteStall{true, "", 0, stall_.unreported, std::chrono::seconds(0)};
-    stall_began_ = now;
-    stall_reported_ = false;
-  }
-  ++stall_.attempts;
-  ++stall_.unreported;
-  stall_.error = error.to_string();
-  stall_.duration = std::chrono::duration_cast<std::chrono::seconds>(now - stall_began_);
-  {
-    std::lock_guard lock(mu_);
-    problem_ = "the store cannot write (" + stall_.error + ") for " + std::to_string(stall_.duration.count()) +
-               " s; every write waits and is tried again (" + std::to_string(stall_.attempts) + " attempts so far)";
-  }
-  // A line at a stall's first failure, then one every 10 s, counting from
-  // the last line of any stall: near a full disk, short stalls in a row
-  // (a commit fails, a checkpoint frees room, the retry goes through) make
-  // one line per 10 s, not two per stall.
-  if (last_report_ == std::chrono::steady_clock::time_point{} || now - last_report_ >= std::chrono::seconds(10)) {
-    if (report_) report_(stall_);
-    stall_.unreported = 0;
-    last_report_ = now;
-    stall_reported_ = true;
-  }
+  const std::chrono::milliseconds delay = stall_.failed(error);
   // What a checkpoint frees goes back to the file system: the WAL is the
   // file that grew. It fails while the disk is full, and that is fine.
   (void)db_->exec("PRAGMA wal_checkpoint(TRUNCATE)");
   (void)db_->take_out_of_space();
-  const auto delay = std::min<std::chrono::milliseconds>(
-      std::chrono::milliseconds(int64_t{100} << std::min<int64_t>(stall_.attempts - 1, 7)), std::chrono::seconds(10));
   std::unique_lock lock(mu_);
   return !cv_.wait_for(lock, delay, [this] { return stopping_ || give_up_waiting_; });
 }
@@ -245,20 +206,6 @@ void TransitionWriter::stop_waiting_for_space() {
     give_up_waiting_ = true;
   }
   cv_.notify_all();
-}
-
-void TransitionWriter::end_stall() {
-  const auto now = std::chrono::steady_clock::now();
-  stall_.stalled = false;
-  stall_.duration = std::chrono::duration_cast<std::chrono::seconds>(now - stall_began_);
-  {
-    std::lock_guard lock(mu_);
-    problem_.clear();
-  }
-  if (!stall_reported_) return;  // nobody heard of it: no news that it ended
-  if (report_) report_(stall_);
-  stall_.unreported = 0;
-  last_report_ = now;
 }
 
 std::vector<Result<CommitResult>> TransitionWriter::attempt_batch(std::deque<Pending>& batch) {

@@ -55,6 +55,7 @@
 #include "engine/store/storage_stats.hpp"
 #include "engine/store/store.hpp"
 #include "engine/store/wal_checkpointer.hpp"
+#include "engine/store/write_stall.hpp"
 
 namespace reprise::engine {
 
@@ -63,20 +64,6 @@ namespace reprise::engine {
 // the process there to simulate a crash.
 enum class FaultPoint { kBeforeCommit, kAfterCommit };
 using FaultHook = std::function<Status(FaultPoint)>;
-
-struct WriteStall {
-  bool stalled = false;              // false: writes went through again
-  std::string error;                 // the last failure
-  int64_t attempts = 0;              // failed attempts since the stall began
-  int64_t unreported = 0;            // of which since the previous report
-  std::chrono::seconds duration{0};  // since the stall began
-};
-// Hears of writes waiting for room: at a stall's first failure, every 10 s
-// while it lasts, and when it ends; never twice within 10 s, across stalls
-// too (near a full disk a stall can begin and end several times a second):
-// a stall that begins within 10 s of the last report is counted into the
-// next report's `unreported`, and its end, if it was never reported, is not.
-using StallReport = std::function<void(const WriteStall&)>;
 
 class TransitionWriter {
  public:
@@ -130,7 +117,6 @@ class TransitionWriter {
   // After a batch failed for want of space: checkpoint, report, back off.
   // False once the store is closing (the batch fails then).
   bool wait_for_space(const Status& error);
-  void end_stall();
   Status apply(const Transition& t, CommitResult& result);
   Status apply_execution(const ExecutionWrite& w, CommitResult& result);
   Status apply_current_run(const CurrentRunWrite& w);
@@ -148,14 +134,9 @@ class TransitionWriter {
   const int max_batch_;
   FaultHook fault_hook_;
   const bool wait_when_full_;
-  StallReport report_;
   const bool own_thread_;
   WalCheckpointer* const checkpointer_;  // may be null
-  // The stall in progress (writer thread); problem_ is read by others.
-  WriteStall stall_;
-  std::chrono::steady_clock::time_point stall_began_, last_report_;
-  bool stall_reported_ = false;  // the stall in progress has had a line
-  std::string problem_;          // under mu_
+  WriteStallTracker stall_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

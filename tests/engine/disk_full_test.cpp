@@ -1,6 +1,7 @@
-// A full disk, for real: the store on a tmpfs of 8 MiB, filled by the test.
-// Writes wait (and are reported, rate-limited) instead of failing, describe
-// says why, and once space is back every acknowledged workflow goes on.
+// A full disk, for real: the store on a small tmpfs, filled by the test —
+// a SQLite file there, or a PostgreSQL database in a tablespace there. Writes
+// wait (and are reported, rate-limited) instead of failing, describe says
+// why, and once space is back every acknowledged workflow goes on.
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -11,45 +12,101 @@
 #include <future>
 #include <random>
 
+#include "../store/test_postgres.hpp"
+#include "engine/store/postgres/postgres_store.hpp"
 #include "engine_fixture.hpp"
 
 namespace reprise::engine {
 namespace {
 
-class DiskFullTest : public ::testing::Test {
+enum class DiskFullStore { kSqlite, kPostgres };
+
+// Bytes nothing compresses: a write of N of them needs N bytes of disk.
+std::string incompressible_bytes(size_t n, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::string bytes(n, '\0');
+  for (char& c : bytes) c = static_cast<char>(random());
+  return bytes;
+}
+
+class DiskFullTest : public ::testing::TestWithParam<DiskFullStore> {
  public:
   void SetUp() override {
     log::set_level(log::Level::kOff);  // the stall is what the reports below count
     if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root (CI runs the tests as root)";
     disk_ = dir_.file("disk");
     ASSERT_EQ(::mkdir(disk_.c_str(), 0755), 0) << std::strerror(errno);
-    if (::mount("tmpfs", disk_.c_str(), "tmpfs", 0, "size=8m") != 0) {
+    // PostgreSQL copies its template database (about 7.5 MiB) into the
+    // tablespace first.
+    const char* size = GetParam() == DiskFullStore::kSqlite ? "size=8m" : "size=16m";
+    if (::mount("tmpfs", disk_.c_str(), "tmpfs", 0, size) != 0) {
       GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
     }
     mounted_ = true;
-    StoreOptions options;
-    options.on_write_stall = [this](const WriteStall& stall) {
+    auto report = [this](const WriteStall& stall) {
       std::lock_guard lock(mu_);
       reports_.push_back(stall);
     };
-    auto store = SqliteStore::open(disk_ + "/engine.db", options);
-    ASSERT_TRUE(store.is_ok()) << store.status().to_string();
-    store_ = std::move(store).value();
+    if (GetParam() == DiskFullStore::kSqlite) {
+      StoreOptions options;
+      options.on_write_stall = report;
+      auto store = SqliteStore::open(disk_ + "/engine.db", options);
+      ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+      queued_writes_ = [s = store->get()] { return s->queued_writes(); };
+      store_ = std::move(store).value();
+    } else {
+      std::string why;
+      postgres_ = testing::TestPostgres::get(&why);
+      if (postgres_ == nullptr && testing::TestPostgres::required())
+        FAIL() << "PostgreSQL is required under CI: " << why;
+      if (postgres_ == nullptr) GTEST_SKIP() << "no PostgreSQL: " << why;
+      const std::string tablespace = disk_ + "/pg";
+      ASSERT_EQ(::mkdir(tablespace.c_str(), 0700), 0) << std::strerror(errno);
+      // The postgres user reaches it through the test's own directory.
+      ASSERT_EQ(::chmod(dir_.path().c_str(), 0711), 0) << std::strerror(errno);
+      database_ = postgres_->new_database_in(tablespace, why);
+      ASSERT_FALSE(database_.empty()) << why;
+      PostgresStoreOptions options;
+      options.on_write_stall = report;
+      auto store = PostgresStore::open(database_, options);
+      ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+      queued_writes_ = [s = store->get()] { return s->queued_writes(); };
+      store_ = std::move(store).value();
+    }
     EngineOptions engine_options;
     engine_options.poll_timeout = 300ms;
     auto engine = Engine::start(*store_, engine_options);
     ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
     engine_ = std::move(engine).value();
+    if (GetParam() == DiskFullStore::kPostgres) {
+      // A database in use, as autovacuum leaves it: its tables have pages,
+      // and free space maps. (A table's first VACUUM must make its map, so
+      // on a full disk it cannot, and the pages a failed try added stay
+      // until more room is freed.)
+      v1::StartWorkflowRequest warm_up;
+      warm_up.set_workflow_id("warm-up");
+      warm_up.mutable_workflow_type()->set_name("hello");
+      warm_up.mutable_task_queue()->set_name("warm-up");
+      warm_up.mutable_input()->add_payloads()->set_data(incompressible_bytes(96 << 10, 1));
+      ASSERT_TRUE(call(&Engine::start_workflow, warm_up).is_ok());
+      auto db = PgConnection::connect(database_);
+      ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+      ASSERT_TRUE((*db)->exec("VACUUM").is_ok());
+    }
   }
   void TearDown() override {
     engine_.reset();
     store_.reset();
+    if (!database_.empty()) {
+      EXPECT_TRUE(postgres_->drop_database_in(database_));
+    }
     if (mounted_) ::umount2(disk_.c_str(), MNT_DETACH);
   }
 
-  // Empties the WAL (so the next commits must grow it), then fills the disk.
+  // Fills the disk, so that the next write must find room that is not there.
   void fill_disk() {
-    {
+    if (GetParam() == DiskFullStore::kSqlite) {
+      // An empty WAL: the next commits must grow it.
       auto db = SqliteDb::open(disk_ + "/engine.db", false, Durability::kFull);
       ASSERT_TRUE(db.is_ok());
       ASSERT_TRUE((*db)->exec("PRAGMA wal_checkpoint(TRUNCATE)").is_ok());
@@ -94,16 +151,24 @@ class DiskFullTest : public ::testing::Test {
   testing::TempDir dir_;
   std::string disk_;
   bool mounted_ = false;
+  testing::TestPostgres* postgres_ = nullptr;
+  std::string database_;  // PostgreSQL's, in a tablespace on the disk
   std::mutex mu_;
   std::vector<WriteStall> reports_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<Store> store_;
+  std::function<size_t()> queued_writes_;  // writes waiting for the store's writer
   std::unique_ptr<Engine> engine_;
 };
+
+INSTANTIATE_TEST_SUITE_P(BothStores, DiskFullTest, ::testing::Values(DiskFullStore::kSqlite, DiskFullStore::kPostgres),
+                         [](const ::testing::TestParamInfo<DiskFullStore>& info) {
+                           return info.param == DiskFullStore::kSqlite ? "Sqlite" : "Postgres";
+                         });
 
 // Near a full disk a commit can fail, free room and go through on its retry
 // several times a second; the log hears of that once per 10 s, not twice per
 // stall (it was about 6 lines a second).
-TEST_F(DiskFullTest, ShortStallsInARowAreReportedOncePer10Seconds) {
+TEST_P(DiskFullTest, ShortStallsInARowAreReportedOncePer10Seconds) {
   v1::StartWorkflowRequest start;
   start.set_workflow_id("wf");
   start.mutable_workflow_type()->set_name("hello");
@@ -114,7 +179,7 @@ TEST_F(DiskFullTest, ShortStallsInARowAreReportedOncePer10Seconds) {
     v1::SignalWorkflowRequest r;
     r.mutable_workflow_execution()->set_workflow_id("wf");
     r.set_signal_name("poke");
-    r.mutable_input()->add_payloads()->set_data(std::string(8 << 10, 'p'));
+    r.mutable_input()->add_payloads()->set_data(incompressible_bytes(8 << 10, stall));
     auto answer = std::make_shared<std::promise<Status>>();
     auto signaled = answer->get_future();
     engine_->signal_workflow(r, [answer](Result<v1::SignalWorkflowResponse> out) { answer->set_value(out.status()); });
@@ -130,7 +195,7 @@ TEST_F(DiskFullTest, ShortStallsInARowAreReportedOncePer10Seconds) {
   EXPECT_FALSE(lines[1].stalled);
 }
 
-TEST_F(DiskFullTest, WritesWaitWhileTheDiskIsFullAndEveryAcknowledgedWorkflowGoesOnOnceSpaceIsBack) {
+TEST_P(DiskFullTest, WritesWaitWhileTheDiskIsFullAndEveryAcknowledgedWorkflowGoesOnOnceSpaceIsBack) {
   constexpr int kWorkflows = 20;
   for (int i = 0; i < kWorkflows; ++i) {
     v1::StartWorkflowRequest r;
@@ -147,7 +212,7 @@ TEST_F(DiskFullTest, WritesWaitWhileTheDiskIsFullAndEveryAcknowledgedWorkflowGoe
     v1::SignalWorkflowRequest r;
     r.mutable_workflow_execution()->set_workflow_id("wf-" + std::to_string(i));
     r.set_signal_name("poke");
-    r.mutable_input()->add_payloads()->set_data(std::string(8 << 10, 'p'));
+    r.mutable_input()->add_payloads()->set_data(incompressible_bytes(8 << 10, i));
     auto answer = std::make_shared<std::promise<Status>>();
     signaled.push_back(answer->get_future());
     engine_->signal_workflow(r, [answer](Result<v1::SignalWorkflowResponse> out) { answer->set_value(out.status()); });
@@ -196,7 +261,7 @@ TEST_F(DiskFullTest, WritesWaitWhileTheDiskIsFullAndEveryAcknowledgedWorkflowGoe
   }
 }
 
-TEST_F(DiskFullTest, AShutdownDuringAStallEndsAtOnceAndAnswersWhatWaited) {
+TEST_P(DiskFullTest, AShutdownDuringAStallEndsAtOnceAndAnswersWhatWaited) {
   v1::StartWorkflowRequest start;
   start.set_workflow_id("waiting");
   start.mutable_workflow_type()->set_name("hello");
@@ -206,7 +271,7 @@ TEST_F(DiskFullTest, AShutdownDuringAStallEndsAtOnceAndAnswersWhatWaited) {
   v1::SignalWorkflowRequest r;
   r.mutable_workflow_execution()->set_workflow_id("waiting");
   r.set_signal_name("poke");
-  r.mutable_input()->add_payloads()->set_data(std::string(8 << 10, 'p'));
+  r.mutable_input()->add_payloads()->set_data(incompressible_bytes(8 << 10, 0));
   auto answer = std::make_shared<std::promise<Status>>();
   auto signaled = answer->get_future();
   engine_->signal_workflow(r, [answer](Result<v1::SignalWorkflowResponse> out) { answer->set_value(out.status()); });
@@ -222,7 +287,7 @@ TEST_F(DiskFullTest, AShutdownDuringAStallEndsAtOnceAndAnswersWhatWaited) {
 
 // Space that comes back a little at a time goes to whatever fits: a batch too
 // big for it is narrowed, so a few writes go through, and the rest wait.
-TEST_F(DiskFullTest, WhenSpaceComesBackForAFewWritesThoseFewGoThroughWhileTheRestWait) {
+TEST_P(DiskFullTest, WhenSpaceComesBackForAFewWritesThoseFewGoThroughWhileTheRestWait) {
   fill_disk();
   // A first write that stalls, so that everything after it queues behind it
   // and is taken as one batch once it goes through.
@@ -230,6 +295,8 @@ TEST_F(DiskFullTest, WhenSpaceComesBackForAFewWritesThoseFewGoThroughWhileTheRes
   plug.set_workflow_id("plug");
   plug.mutable_workflow_type()->set_name("hello");
   plug.mutable_task_queue()->set_name("greetings");
+  // Big enough to need new pages on PostgreSQL, not just room in old ones.
+  plug.mutable_input()->add_payloads()->set_data(incompressible_bytes(96 << 10, 2));
   auto plug_answer = std::make_shared<std::promise<Status>>();
   auto plugged = plug_answer->get_future();
   engine_->start_workflow(plug,
@@ -240,12 +307,10 @@ TEST_F(DiskFullTest, WhenSpaceComesBackForAFewWritesThoseFewGoThroughWhileTheRes
   // 24 starts of 96 KiB each (random, so nothing compresses them): together
   // 2.3 MB, far more than what is freed below.
   constexpr int kStarts = 24;
-  std::mt19937_64 random(7);
   std::vector<std::string> inputs;
   std::vector<std::future<Status>> started;
   for (int i = 0; i < kStarts; ++i) {
-    std::string input(96 << 10, '\0');
-    for (char& c : input) c = static_cast<char>(random());
+    std::string input = incompressible_bytes(96 << 10, 7 + i);
     v1::StartWorkflowRequest r;
     r.set_workflow_id("big-" + std::to_string(i));
     r.mutable_workflow_type()->set_name("hello");
@@ -256,8 +321,8 @@ TEST_F(DiskFullTest, WhenSpaceComesBackForAFewWritesThoseFewGoThroughWhileTheRes
     started.push_back(answer->get_future());
     engine_->start_workflow(r, [answer](Result<v1::StartWorkflowResponse> out) { answer->set_value(out.status()); });
   }
-  for (int i = 0; i < 100 && store_->queued_writes() < kStarts; ++i) std::this_thread::sleep_for(20ms);
-  ASSERT_EQ(store_->queued_writes(), static_cast<size_t>(kStarts)) << "the starts do not all wait behind the first";
+  for (int i = 0; i < 100 && queued_writes_() < kStarts; ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_EQ(queued_writes_(), static_cast<size_t>(kStarts)) << "the starts do not all wait behind the first";
 
   // Room for a few of them (each needs a little over 96 KiB in the WAL).
   free_some(512 << 10);

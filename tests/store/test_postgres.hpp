@@ -68,6 +68,38 @@ class TestPostgres {
     return url(name);
   }
 
+  // A new, empty database whose files live in `dir` (an empty directory,
+  // e.g. a small file system a test fills, which the postgres user can
+  // reach): a tablespace there. Dropped with drop_database_in(). "" and
+  // `why` when it cannot be made.
+  std::string new_database_in(const std::string& dir, std::string& why) {
+    static std::atomic<int> counter{0};
+    const std::string name = "s" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    if (::geteuid() == 0) {
+      const passwd* pw = ::getpwnam("postgres");
+      if (pw == nullptr || ::chown(dir.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+        why = "cannot hand " + dir + " to postgres";
+        return "";
+      }
+    }
+    auto admin = PgConnection::connect(url("postgres"));
+    Status made = admin ? (*admin)->exec("CREATE TABLESPACE " + name + " LOCATION '" + dir + "'") : admin.status();
+    if (made.is_ok()) made = (*admin)->exec("CREATE DATABASE " + name + " TABLESPACE " + name);
+    if (!made.is_ok()) {
+      why = made.to_string();
+      return "";
+    }
+    return url(name);
+  }
+  // Drops a database of new_database_in() and its tablespace; every
+  // connection to it must be closed.
+  bool drop_database_in(const std::string& database_url) {
+    const std::string name = database_url.substr(database_url.rfind('/') + 1);
+    auto admin = PgConnection::connect(url("postgres"));
+    return admin && (*admin)->exec("DROP DATABASE IF EXISTS " + name).is_ok() &&
+           (*admin)->exec("DROP TABLESPACE IF EXISTS " + name).is_ok();
+  }
+
   std::string url(const std::string& database) const {
     return "postgresql://postgres@127.0.0.1:" + std::to_string(port_) + "/" + database;
   }

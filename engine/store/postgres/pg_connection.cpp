@@ -139,7 +139,12 @@ Status PgConnection::status_of(pg_result* result, const std::string& what) const
   std::string message = trimmed(PQresultErrorMessage(result));
   if (message.empty()) message = trimmed(PQerrorMessage(conn_));
   const StatusCode code = sqlstate.empty() && broken() ? StatusCode::kUnavailable : code_for(sqlstate);
-  return Status(code, "database '" + name_ + "': " + what + ": " + message +
+  std::string context = what;
+  if (sqlstate == "53100") {  // disk_full
+    out_of_space_ = true;
+    context = "the disk holding it is full: " + what;
+  }
+  return Status(code, "database '" + name_ + "': " + context + ": " + message +
                           (sqlstate.empty() ? "" : " (SQLSTATE " + sqlstate + ")"));
 }
 

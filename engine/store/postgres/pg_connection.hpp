@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/store/database_url.hpp"
@@ -103,6 +104,11 @@ class PgConnection {
   const std::string& name() const { return name_; }
   // A status for what the server said last (or `what` when it said nothing).
   Status error(const std::string& what) const;
+  // Whether a statement since the last call failed because the database's
+  // disk is full (SQLSTATE 53100): the writer then waits for room rather
+  // than failing the write (write_stall.hpp).
+  bool take_out_of_space() { return std::exchange(out_of_space_, false); }
+  bool out_of_space() const { return out_of_space_; }
 
  private:
   PgConnection(pg_conn* conn, std::string url, std::string name);
@@ -113,6 +119,7 @@ class PgConnection {
   std::string name_;
   std::map<std::string, std::string> statements_;  // sql -> prepared name
   std::vector<std::string> session_settings_;
+  mutable bool out_of_space_ = false;  // set by status_of()
 };
 
 }  // namespace reprise::engine

@@ -35,7 +35,11 @@ struct PostgresStoreOptions {
   int shard_count = kDefaultShardCount;  // of a new database; an existing one keeps its own
   PgCommitShape commit_shape = PgCommitShape::kPipelined;
   BlobStoreOptions blobs{};
-  FaultHook fault_hook{};        // tests only
+  FaultHook fault_hook{};  // tests only
+  // A full disk: writes wait for room (false: they fail at once), and the
+  // report hears of it, rate-limited (write_stall.hpp).
+  bool wait_when_full = true;
+  StallReport on_write_stall{};
   const Clock* clock = nullptr;  // defaults to the system clock
   bool rotate_task_token_key = false;
   // This node's shard leases; an empty node id is made up (host name and a
@@ -84,6 +88,9 @@ class PostgresStore final : public Store {
   PgShardLeases& leases() { return *leases_; }
 
   WriterStats writer_stats() const { return writer_->stats(); }
+  size_t queued_writes() const { return writer_->queued(); }
+  std::string write_problem() const override { return writer_->problem(); }
+  void stop_waiting_for_space() override { writer_->stop_waiting_for_space(); }
   const PgOpenReport& open_report() const { return report_; }
   const std::string& name() const { return name_; }  // the URL without its password
 

@@ -52,7 +52,7 @@ constexpr const char* kExecutionKey = "shard_id = $1 AND namespace = $2 AND work
 
 PgTransitionWriter::PgTransitionWriter(std::unique_ptr<PgConnection> db, int shard_count, int max_batch,
                                        PgCommitShape shape, FaultHook fault_hook, const Clock& clock,
-                                       const PgShardLeases* leases)
+                                       const PgShardLeases* leases, bool wait_when_full, StallReport report)
     : db_(std::move(db)),
       shard_count_(shard_count),
       max_batch_(std::max(1, max_batch)),
@@ -60,6 +60,9 @@ PgTransitionWriter::PgTransitionWriter(std::unique_ptr<PgConnection> db, int sha
       fault_hook_(std::move(fault_hook)),
       clock_(clock),
       leases_(leases),
+      wait_when_full_(wait_when_full),
+      stall_(std::move(report)),
+      batch_limit_(max_batch_),
       thread_([this] { run(); }) {
   name_thread(thread_, "writer");
 }
@@ -85,6 +88,49 @@ void PgTransitionWriter::submit(Transition transition, CommitCallback done) {
   done(Status::unavailable("store is closing"));
 }
 
+size_t PgTransitionWriter::queued() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+std::string PgTransitionWriter::problem() const { return stall_.problem(); }
+
+void PgTransitionWriter::stop_waiting_for_space() {
+  {
+    std::lock_guard lock(mu_);
+    give_up_waiting_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool PgTransitionWriter::narrow(std::deque<Pending>& batch) {
+  std::lock_guard lock(mu_);
+  if (batch.size() < 2 || stopping_ || give_up_waiting_) return false;
+  batch_limit_ = static_cast<int>(give_back_half(batch, queue_));
+  return true;
+}
+
+bool PgTransitionWriter::wait_for_space(const Status& error) {
+  const std::chrono::milliseconds delay = stall_.failed(error);
+  // The pages a failed try added to a table stay, full of its rolled-back
+  // rows, and PostgreSQL reuses them only once VACUUM has found them free
+  // (or gives trailing ones back to the file system): without it, room
+  // freed on the disk is used up by the first try that fails, and the
+  // single write that would fit waits for autovacuum. It fails while the
+  // disk is full, and that is fine.
+  (void)db_->exec(
+      "VACUUM (SKIP_LOCKED) executions, history, current_runs, tasks, timers, visibility, blob_refs, blobs");
+  (void)db_->take_out_of_space();
+  std::unique_lock lock(mu_);
+  return !cv_.wait_for(lock, delay, [this] { return stopping_ || give_up_waiting_; });
+}
+
+int PgTransitionWriter::batch_limit() const {
+  // Closing, or told to stop waiting: what meets a full disk fails, and may
+  // as well fail in full batches.
+  return stopping_ || give_up_waiting_ ? max_batch_ : batch_limit_;
+}
+
 WriterStats PgTransitionWriter::stats() const {
   std::lock_guard lock(mu_);
   return stats_;
@@ -97,7 +143,7 @@ void PgTransitionWriter::run() {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;  // stopping, and everything queued is done
-      while (!queue_.empty() && static_cast<int>(batch.size()) < max_batch_) {
+      while (!queue_.empty() && static_cast<int>(batch.size()) < batch_limit()) {
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
@@ -347,6 +393,15 @@ bool holds(const Step& step, const PgResult& r, CommitResult& result, std::vecto
   return true;
 }
 
+// The full disk's error among a failed batch's outcomes (the others may have
+// been refused on their own before reaching the database).
+Status why_no_room(const std::vector<Result<CommitResult>>& outcomes) {
+  for (const auto& o : outcomes) {
+    if (o.status().code() == StatusCode::kResourceExhausted) return o.status();
+  }
+  return Status::resource_exhausted("the database's disk is full");
+}
+
 // The new version of each execution write, in order.
 void record_versions(const Transition& t, CommitResult& result) {
   for (const ExecutionWrite& w : t.executions) result.versions.push_back(w.expected_version + 1);
@@ -382,7 +437,9 @@ bool PgTransitionWriter::run_savepoints(std::vector<std::vector<Step>*>& plans,
       *outcomes[i] = std::move(result);
       continue;
     }
-    if (db_->broken()) {
+    if (db_->broken() || db_->out_of_space()) {
+      // Nothing of the batch may stay: a full disk fails it whole, so that
+      // all of it is tried again once there is room.
       for (auto* o : outcomes) *o = s;
       return false;
     }
@@ -461,8 +518,7 @@ Status PgTransitionWriter::commit() {
   return fault_hook_ ? fault_hook_(FaultPoint::kAfterCommit) : Status::ok();
 }
 
-void PgTransitionWriter::commit_batch(std::deque<Pending>& batch) {
-  const auto started = std::chrono::steady_clock::now();
+std::vector<Result<CommitResult>> PgTransitionWriter::attempt_batch(std::deque<Pending>& batch) {
   std::vector<Result<CommitResult>> outcomes(batch.size(), Result<CommitResult>(Status::internal("not run")));
   auto fail_all = [&](const Status& s) { outcomes.assign(batch.size(), Result<CommitResult>(s)); };
 
@@ -510,6 +566,30 @@ void PgTransitionWriter::commit_batch(std::deque<Pending>& batch) {
     }
   } else if (!s.is_ok()) {
     fail_all(s);
+  }
+  return outcomes;
+}
+
+void PgTransitionWriter::commit_batch(std::deque<Pending>& batch) {
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<Result<CommitResult>> outcomes = attempt_batch(batch);
+  bool closing = false;
+  while (!closing && wait_when_full_ && db_->take_out_of_space()) {
+    // Room for part of the batch is not left unused while waiting for room
+    // for all of it: the first half is tried at once, down to one write.
+    if (narrow(batch)) {
+      outcomes = attempt_batch(batch);
+      continue;
+    }
+    closing = !wait_for_space(why_no_room(outcomes));
+    if (!closing) outcomes = attempt_batch(batch);
+  }
+  if (!closing) {
+    stall_.ended();
+    std::lock_guard lock(mu_);
+    give_up_waiting_ = false;  // the disk takes writes again
+    // Back to full batches, doubling with each commit that found room.
+    batch_limit_ = std::min(max_batch_, batch_limit_ * 2);
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     if (outcomes[i].is_ok()) record_versions(batch[i].transition, *outcomes[i]);

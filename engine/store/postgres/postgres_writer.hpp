@@ -19,6 +19,13 @@
 //   transaction is rolled back and the batch is run again as kSavepoints, so
 //   the failure stays its transition's alone.
 //
+// A batch that meets a full disk (SQLSTATE 53100, disk_full: a data file
+// could not be extended) is not failed, as on SQLite (transition_writer.hpp):
+// it is narrowed to its first half, down to one write, and a single write
+// the disk has no room for waits and is tried again, backing off from 100 ms
+// to 10 s, until it goes through or the store closes. Everything queued
+// waits with it; problem() says why (write_stall.hpp).
+//
 // Fencing (docs/cluster.md): with shard leases, every transition ends with
 // `SELECT 1 FROM shards WHERE shard_id = $s AND owner = $me AND range_id =
 // $held FOR UPDATE` for each shard it writes, whose row must come back. The
@@ -45,6 +52,7 @@
 #include "engine/store/storage_stats.hpp"
 #include "engine/store/store.hpp"
 #include "engine/store/transition_writer.hpp"
+#include "engine/store/write_stall.hpp"
 #include "reprise/clock.hpp"
 
 namespace reprise::engine {
@@ -54,14 +62,23 @@ enum class PgCommitShape { kSavepoints, kPipelined };
 class PgTransitionWriter {
  public:
   // `leases`: the shards this node holds (nullptr: no fencing); outlives
-  // the writer.
+  // the writer. With `wait_when_full` false, a batch the disk has no room
+  // for fails with RESOURCE_EXHAUSTED at once.
   PgTransitionWriter(std::unique_ptr<PgConnection> db, int shard_count, int max_batch, PgCommitShape shape,
-                     FaultHook fault_hook, const Clock& clock, const PgShardLeases* leases);
+                     FaultHook fault_hook, const Clock& clock, const PgShardLeases* leases, bool wait_when_full = true,
+                     StallReport report = nullptr);
   // Commits or fails everything queued, then stops the thread.
   ~PgTransitionWriter();
 
   void submit(Transition transition, CommitCallback done);
   WriterStats stats() const;
+  // Writes queued and not yet taken into a batch.
+  size_t queued() const;
+  // "" while writes go through; otherwise why they wait, and since when.
+  std::string problem() const;
+  // A batch waiting for room fails now, and so does every batch that meets
+  // a full disk until one gets through (Store::stop_waiting_for_space).
+  void stop_waiting_for_space();
 
   // One statement of a transition and what its answer must show.
   struct Step {
@@ -84,7 +101,19 @@ class PgTransitionWriter {
   };
 
   void run();
+  // Commits `batch`, waiting for room on a full disk; answers every write.
   void commit_batch(std::deque<Pending>& batch);
+  // One try at committing `batch`: every write's outcome.
+  std::vector<Result<CommitResult>> attempt_batch(std::deque<Pending>& batch);
+  // After a batch of several failed for want of space: keeps its first half
+  // and puts the rest back at the front of the queue; false if it cannot
+  // (one write, or closing, or told to stop waiting).
+  bool narrow(std::deque<Pending>& batch);
+  // After a single write failed for want of space: reports and backs off.
+  // False once the store is closing or told to stop waiting.
+  bool wait_for_space(const Status& error);
+  // How many writes the next batch takes (mu_ held).
+  int batch_limit() const;
   // The statements of `t` in order, or why it is refused before any runs.
   Result<std::vector<Step>> plan(const Transition& t) const;
   // Runs the plans of a batch; fills `outcomes` for the planned ones.
@@ -108,11 +137,17 @@ class PgTransitionWriter {
   FaultHook fault_hook_;
   const Clock& clock_;
   const PgShardLeases* leases_;
+  const bool wait_when_full_;
+  WriteStallTracker stall_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Pending> queue_;
   bool stopping_ = false;
+  bool give_up_waiting_ = false;  // set by stop_waiting_for_space(), cleared when a batch gets through
+  // Below max_batch_ after a batch was narrowed for want of space; doubles
+  // back with each commit that finds room.
+  int batch_limit_;
   WriterStats stats_;
   std::thread thread_;  // last: starts once everything above is ready
 };
