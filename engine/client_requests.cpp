@@ -59,12 +59,13 @@ void Engine::signal_with_start(v1::SignalWithStartRequest request, Reply<v1::Sta
 }
 
 void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
-                       std::optional<v1::SignalWorkflowRequest> signal, Reply<v1::StartWorkflowResponse> reply) {
+                       std::optional<v1::SignalWorkflowRequest> signal, Reply<v1::StartWorkflowResponse> reply,
+                       const RunLineage& lineage) {
   // Starts of one workflow id are serialized on the id itself (empty run).
   const ExecutionKey id_key{ns, request.workflow_id(), ""};
   OperationRef in_flight = begin_op();
   if (!in_flight) return reply(Status::unavailable("the server is shutting down"));
-  auto step = [this, ns, request = std::move(request), signal = std::move(signal), reply,
+  auto step = [this, ns, request = std::move(request), signal = std::move(signal), reply, lineage,
                in_flight](ExecutionSerializer::Done done) {
     auto answer = [reply, done, in_flight](Result<v1::StartWorkflowResponse> r) {
       reply(std::move(r));
@@ -116,7 +117,7 @@ void Engine::start_run(std::string ns, v1::StartWorkflowRequest request,
     const ExecutionKey key{ns, request.workflow_id(), new_run_id()};
     MutableState ms(key, clock_.now(), options_.config);
     ms.expect_claim_checks();  // cheap for a start: one small state to look through
-    if (Status s = ms.start(request); !s) return answer(s);
+    if (Status s = ms.start(request, lineage); !s) return answer(s);
     if (signal) {
       if (Status s = ms.signal(signal->signal_name(), signal->input(), signal->identity(), signal->request_id()); !s) {
         return answer(s);

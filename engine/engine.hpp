@@ -42,6 +42,7 @@
 #include "engine/matching/matching.hpp"
 #include "engine/namespace_registry.hpp"
 #include "engine/store/store.hpp"
+#include "engine/transfer_peers.hpp"
 
 namespace reprise::engine {
 
@@ -144,6 +145,10 @@ struct EngineOptions {
   // this long (sooner when its start-to-close or heartbeat timeout is due).
   // Zero commits every start before the task is handed out.
   std::chrono::milliseconds max_held_start{2000};
+  // In a cluster: how a transfer task reaches the node that serves its
+  // target's shard (transfer_peers.hpp). nullptr: such a task is retried
+  // until this node serves both shards.
+  std::shared_ptr<TransferPeers> transfer_peers;
 };
 
 // What one pass of the retention sweeper did.
@@ -225,6 +230,11 @@ class Engine {
   std::string owner_address(std::string namespace_id, const std::string& workflow_id) const;
   std::string token_owner_address(const std::string& task_token) const;
   std::vector<std::string> peer_addresses() const;
+  // The target side of a transfer task another node of the cluster runs
+  // (remote_transfer.cpp, docs/cluster.md): applied here if this node
+  // serves the target's shard, else UNAVAILABLE. PERMISSION_DENIED unless
+  // its credential was signed with the cluster's task-token key.
+  void apply_remote_transfer(internal::RemoteTransfer request, Reply<internal::RemoteTransferOutcome> reply);
   // Tasks of a worker's queue waiting in this node's memory now: a poll
   // fanned out over the cluster takes these without asking the others.
   size_t queued_tasks(std::string namespace_id, TaskKind kind, const std::string& queue) const;
@@ -440,8 +450,10 @@ class Engine {
                         std::shared_ptr<PollTicket> ticket);
   // Starts a run (StartWorkflow, SignalWithStart) under the workflow id's
   // serializer; with `signal`, a running run is signaled instead.
+  // `lineage`: a child started for a parent another node serves.
   void start_run(std::string namespace_id, v1::StartWorkflowRequest request,
-                 std::optional<v1::SignalWorkflowRequest> signal, Reply<v1::StartWorkflowResponse> reply);
+                 std::optional<v1::SignalWorkflowRequest> signal, Reply<v1::StartWorkflowResponse> reply,
+                 const RunLineage& lineage = {});
   Result<ExecutionKey> resolve(const std::string& namespace_id, const v1::WorkflowExecution& execution);
   // An execution named by a request (empty run id: the current run), read
   // and parsed: what describe and query start from.
@@ -550,12 +562,32 @@ class Engine {
   void run_transfer(TaskRecord task, int attempt = 1);
   void retry_transfer(TaskRecord task, int attempt, const Status& why);
   // The parent-close policy a transfer task carries, applied to `child`
-  // and, if that run had closed into the next of its chain, to that run.
-  void apply_parent_close_policy(TaskRecord task, const internal::TransferTask& transfer, ExecutionKey child,
-                                 int attempt);
+  // and, if that run had closed into the next of its chain, to that run;
+  // `extra` removes the task's row with it (when the row is this node's).
+  // `done` gets OK once applied or found needless.
+  void apply_parent_close_policy(ExecutionKey child, internal::TransferTask transfer, RowRemoval extra,
+                                 std::function<void(Status)> done);
   void drop_task(int64_t task_id);
   // A signal or cancel request a workflow sent (external_delivery.cpp).
   void deliver_external(TaskRecord task, const internal::TransferTask& transfer, int attempt);
+  // The target's side of it: `e` (the sender's initiated event) applied to
+  // its target here; `then` gets the cause to record (NOT_FOUND for a target
+  // missing or closed) or an error to retry on.
+  void deliver_external_here(const ExecutionKey& sender, const v1::HistoryEvent& e, const std::string& request_id,
+                             std::function<void(Result<v1::ExternalFailureCause>)> then);
+  // Transfer tasks whose target another node serves (remote_transfer.cpp).
+  // Whether `key`'s shard is served by another node (or by none now).
+  bool remote_target(const ExecutionKey& key) const { return shards_ != nullptr && !shards_->serves(key); }
+  // The request for the target side of `task`, signed for its execution.
+  internal::RemoteTransfer remote_request(const TaskRecord& task, const internal::TransferTask& transfer) const;
+  // Sends `request` to the node that serves `target`, then `then` gets the
+  // target's outcome on the executor; any failure retries the task.
+  void send_transfer(const TaskRecord& task, int attempt, const ExecutionKey& target,
+                     const internal::RemoteTransfer& request,
+                     std::function<void(const internal::RemoteTransferOutcome&)> then);
+  void start_child_remotely(TaskRecord task, const internal::TransferTask& transfer, const v1::HistoryEvent& initiated,
+                            int attempt);
+  void apply_transfer_here(internal::RemoteTransfer request, Reply<internal::RemoteTransferOutcome> reply);
   // Where a committed or rebuilt task goes: a worker's queue, or the engine.
   void dispatch(TaskRecord task);
   // Cluster (shard_changes.cpp): whether this node serves `key`'s shard

@@ -1,7 +1,10 @@
 // Transfer tasks: work a transition leaves for another execution (start a
 // child, tell a parent its child closed, apply a parent-close policy). The
-// task row commits with the transition that creates it and is removed by the
-// transition that carries it out, so each survives a crash; a failed attempt
+// task row commits with the transition that creates it, in that execution's
+// shard, and is removed by the transition that carries it out, so each
+// survives a crash. When another node serves the target's shard, the target
+// side is applied there (remote_transfer.cpp) and the row removed here after.
+// A failed attempt
 // (a lost race on a version or a current run, a store error) is retried
 // after a pause that doubles with each attempt; a task that keeps failing
 // is logged loudly. Failures the task can never get past (a child the
@@ -52,6 +55,9 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
         return drop_task(task_id);  // the parent's history is gone
       }
       const auto attributes = initiated.events(0).start_child_workflow_execution_initiated();
+      if (remote_target({task.execution.namespace_id, attributes.workflow_id(), ""})) {
+        return start_child_remotely(std::move(task), transfer, initiated.events(0), attempt);
+      }
       Result<CurrentRun> current = store_.get_current_run(task.execution.namespace_id, attributes.workflow_id());
       if (!current && current.status().code() != StatusCode::kNotFound) return retry(current.status());
       std::optional<CurrentRun> existing;
@@ -65,6 +71,13 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
           remove_row, retry_on_error);
     }
     case K::KIND_CHILD_CLOSED: {
+      // The row is the child's; one written before it was kept there is the parent's.
+      v1::WorkflowExecution parent_execution = transfer.parent();
+      if (!transfer.has_parent()) {
+        parent_execution.set_workflow_id(task.execution.workflow_id);
+        parent_execution.set_run_id(task.execution.run_id);
+      }
+      const ExecutionKey parent{task.execution.namespace_id, parent_execution.workflow_id(), parent_execution.run_id()};
       const ExecutionKey child{task.execution.namespace_id, transfer.child().workflow_id(), transfer.child().run_id()};
       Result<ExecutionRecord> record = store_.get_execution(child);
       if (!record) {
@@ -75,21 +88,38 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
       int64_t next = 0;
       if (Status s = fill_history(child, record->next_event_id - 1, 1, last, next); !s) return retry(s);
       if (last.events_size() != 1) return retry(Status::data_loss("the child's close event is missing"));
+      if (remote_target(parent)) {
+        internal::RemoteTransfer request = remote_request(task, transfer);
+        *request.mutable_task()->mutable_parent() = parent_execution;
+        *request.mutable_event() = last.events(0);
+        return send_transfer(task, attempt, parent, request,
+                             [this, task_id](const internal::RemoteTransferOutcome&) { drop_task(task_id); });
+      }
       return transition(
-          task.execution,
+          parent,
           [transfer, close_event = last.events(0)](MutableState& ms) {
             return ms.record_child_closed(transfer.initiated_event_id(), transfer.child(), close_event);
           },
           remove_row, retry_on_error);
     }
     case K::KIND_PARENT_CLOSE_POLICY: {
-      Result<CurrentRun> current = store_.get_current_run(task.execution.namespace_id, task.execution.workflow_id);
+      // The row is the parent's; one written before it was kept there is the child id's.
+      const std::string child_id = transfer.has_child() ? transfer.child().workflow_id() : task.execution.workflow_id;
+      if (remote_target({task.execution.namespace_id, child_id, ""})) {
+        internal::RemoteTransfer request = remote_request(task, transfer);
+        request.mutable_task()->mutable_child()->set_workflow_id(child_id);
+        return send_transfer(task, attempt, {task.execution.namespace_id, child_id, ""}, request,
+                             [this, task_id](const internal::RemoteTransferOutcome&) { drop_task(task_id); });
+      }
+      Result<CurrentRun> current = store_.get_current_run(task.execution.namespace_id, child_id);
       if (!current) {
         if (current.status().code() == StatusCode::kNotFound) return drop_task(task_id);
         return retry(current.status());
       }
-      const ExecutionKey child{task.execution.namespace_id, task.execution.workflow_id, current->run_id};
-      return apply_parent_close_policy(std::move(task), transfer, child, attempt);
+      const ExecutionKey child{task.execution.namespace_id, child_id, current->run_id};
+      return apply_parent_close_policy(child, transfer, remove_row, [this, task, attempt](Status s) {
+        if (!s) retry_transfer(task, attempt, s);
+      });
     }
     case K::KIND_SIGNAL_EXTERNAL:
     case K::KIND_CANCEL_EXTERNAL:
@@ -102,25 +132,26 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
   }
 }
 
-void Engine::apply_parent_close_policy(TaskRecord task, const internal::TransferTask& transfer, ExecutionKey child,
-                                       int attempt) {
-  const int64_t task_id = task.task_id;
+void Engine::apply_parent_close_policy(ExecutionKey child, internal::TransferTask transfer, RowRemoval extra,
+                                       std::function<void(Status)> done) {
   transition(
       child,
-      [transfer](MutableState& ms) { return ms.apply_parent_close_policy(transfer.parent(), transfer.policy()); },
-      [task_id](Transition& t) { t.remove_tasks.push_back(task_id); },
-      [this, task, transfer, child, attempt](Result<std::string> next_run) mutable {
+      [transfer, has_row = static_cast<bool>(extra)](MutableState& ms) {
+        Result<std::string> next_run = ms.apply_parent_close_policy(transfer.parent(), transfer.policy());
+        if (!has_row && ms.found_stale()) ms.change_nothing();  // nothing to apply, no row to drop
+        return next_run;
+      },
+      extra,
+      [this, transfer, child, extra, done](Result<std::string> next_run) mutable {
         if (!next_run) {
-          // NOT_FOUND: the run is gone and transition() dropped the row.
-          if (next_run.status().code() != StatusCode::kNotFound) retry_transfer(task, attempt, next_run.status());
-          return;
+          // NOT_FOUND: the run is gone (and transition() dropped the row).
+          return done(next_run.status().code() == StatusCode::kNotFound ? Status::ok() : next_run.status());
         }
         // The run closed into the next of its chain after the id was looked
         // up: the policy follows the chain (the row stays until it lands).
-        if (!next_run->empty()) {
-          child.run_id = *next_run;
-          apply_parent_close_policy(std::move(task), transfer, std::move(child), attempt);
-        }
+        if (next_run->empty()) return done(Status::ok());
+        child.run_id = *next_run;
+        apply_parent_close_policy(std::move(child), std::move(transfer), std::move(extra), std::move(done));
       });
 }
 

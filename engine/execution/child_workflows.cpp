@@ -79,35 +79,10 @@ Status MutableState::initiate_child(const v1::StartChildWorkflowExecutionCommand
   return Status::ok();
 }
 
-Result<Applied> MutableState::start_child(int64_t initiated_event_id,
-                                          const v1::StartChildWorkflowExecutionInitiatedEventAttributes& a,
-                                          const std::optional<CurrentRun>& existing, const std::string& child_run_id) {
-  if (closed()) return stale();  // the parent closed first: the child never starts
-  auto it = state_.mutable_children()->find(initiated_event_id);
-  if (it == state_.mutable_children()->end() || !it->second.run_id().empty()) return stale();
-  internal::ChildInfo& child = it->second;
-
-  // The parent's command resolves as failed: the child cannot start, now or
-  // on any retry.
-  auto fail_start = [&](v1::ExternalFailureCause cause) {
-    v1::HistoryEvent e;
-    auto* f = e.mutable_start_child_workflow_execution_failed();
-    f->set_workflow_id(a.workflow_id());
-    *f->mutable_workflow_type() = a.workflow_type();
-    f->set_cause(cause);
-    f->set_initiated_event_id(initiated_event_id);
-    f->set_workflow_task_completed_event_id(a.workflow_task_completed_event_id());
-    state_.mutable_children()->erase(it);
-    deliver(std::move(e));
-    return Applied::kYes;
-  };
-  if (existing && (existing->status == v1::WORKFLOW_EXECUTION_STATUS_RUNNING ||
-                   !workflow_id_reusable(a.workflow_id_reuse_policy(), existing->status))) {
-    return fail_start(v1::EXTERNAL_FAILURE_CAUSE_ALREADY_EXISTS);
-  }
-
+v1::StartWorkflowRequest MutableState::child_start_request(
+    const ExecutionKey& parent, const v1::StartChildWorkflowExecutionInitiatedEventAttributes& a) {
   v1::StartWorkflowRequest request;
-  request.set_namespace_(key_.namespace_id);
+  request.set_namespace_(parent.namespace_id);
   request.set_workflow_id(a.workflow_id());
   *request.mutable_workflow_type() = a.workflow_type();
   *request.mutable_task_queue() = a.task_queue();
@@ -116,14 +91,44 @@ Result<Applied> MutableState::start_child(int64_t initiated_event_id,
   *request.mutable_workflow_run_timeout() = a.workflow_run_timeout();
   *request.mutable_workflow_task_timeout() = a.workflow_task_timeout();
   if (a.has_retry_policy()) *request.mutable_retry_policy() = a.retry_policy();
-  request.set_identity(key_.workflow_id);
+  request.set_identity(parent.workflow_id);
+  return request;
+}
+
+std::string MutableState::child_start_request_id(const ExecutionKey& parent, int64_t initiated_event_id) {
+  return "child:" + parent.run_id + ":" + std::to_string(initiated_event_id);
+}
+
+RunLineage MutableState::child_lineage(const ExecutionKey& parent, int64_t initiated_event_id) {
   RunLineage lineage;
-  lineage.parent = execution_of(key_.workflow_id, key_.run_id);
+  lineage.parent = execution_of(parent.workflow_id, parent.run_id);
   lineage.parent_initiated_event_id = initiated_event_id;
+  return lineage;
+}
+
+Result<Applied> MutableState::start_child(int64_t initiated_event_id,
+                                          const v1::StartChildWorkflowExecutionInitiatedEventAttributes& a,
+                                          const std::optional<CurrentRun>& existing, const std::string& child_run_id) {
+  // The parent closed first (the child never starts), or the start is recorded.
+  if (!child_start_pending(initiated_event_id)) return stale();
+
+  auto fail_start = [&](v1::ExternalFailureCause cause) {
+    return record_child_start_failed(initiated_event_id, a, cause);
+  };
+  if (existing && existing->start_request_id == child_start_request_id(key_, initiated_event_id)) {
+    // Started by another node for this very command (docs/cluster.md),
+    // whose shard came here before the start was recorded: that run it is.
+    return record_child_started(initiated_event_id, a, existing->run_id);
+  }
+  if (existing && (existing->status == v1::WORKFLOW_EXECUTION_STATUS_RUNNING ||
+                   !workflow_id_reusable(a.workflow_id_reuse_policy(), existing->status))) {
+    return fail_start(v1::EXTERNAL_FAILURE_CAUSE_ALREADY_EXISTS);
+  }
+
   auto started =
       std::make_unique<MutableState>(ExecutionKey{key_.namespace_id, a.workflow_id(), child_run_id}, now_, config_);
   started->expect_claim_checks();  // the input may be a reference from the parent's history
-  if (Status s = started->start(request, lineage); !s) {
+  if (Status s = started->start(child_start_request(key_, a), child_lineage(key_, initiated_event_id)); !s) {
     // Attributes recorded before the command was checked as it is now (or
     // under other limits): a permanent refusal, not a retry every 200 ms.
     if (s.code() != StatusCode::kInvalidArgument) return s.with_context("starting child workflow");
@@ -131,7 +136,32 @@ Result<Applied> MutableState::start_child(int64_t initiated_event_id,
   }
   started_child_ = std::move(started);
   started_child_replaces_ = existing ? existing->run_id : "";
+  return record_child_started(initiated_event_id, a, child_run_id);
+}
 
+bool MutableState::child_start_pending(int64_t initiated_event_id) const {
+  if (closed()) return false;
+  auto it = state_.children().find(initiated_event_id);
+  return it != state_.children().end() && it->second.run_id().empty();
+}
+
+Result<Applied> MutableState::record_child_started(int64_t initiated_event_id,
+                                                   const v1::StartChildWorkflowExecutionInitiatedEventAttributes& a,
+                                                   const std::string& child_run_id) {
+  if (closed() && a.parent_close_policy() != v1::PARENT_CLOSE_POLICY_ABANDON) {
+    // This run closed while another node started the child, so its close
+    // left no policy for it: the child gets it now, rather than outliving a
+    // parent whose policy says it must not.
+    internal::TransferTask policy;
+    policy.set_kind(internal::TransferTask::KIND_PARENT_CLOSE_POLICY);
+    *policy.mutable_parent() = execution_of(key_.workflow_id, key_.run_id);
+    policy.set_policy(a.parent_close_policy());
+    *policy.mutable_child() = execution_of(a.workflow_id(), "");
+    add_transfer(key_, policy);
+    return Applied::kYes;
+  }
+  if (!child_start_pending(initiated_event_id)) return stale();
+  internal::ChildInfo& child = state_.mutable_children()->at(initiated_event_id);
   child.set_run_id(child_run_id);
   v1::HistoryEvent e;
   auto* s = e.mutable_child_workflow_execution_started();
@@ -143,13 +173,37 @@ Result<Applied> MutableState::start_child(int64_t initiated_event_id,
   return Applied::kYes;
 }
 
+Result<Applied> MutableState::record_child_start_failed(
+    int64_t initiated_event_id, const v1::StartChildWorkflowExecutionInitiatedEventAttributes& a,
+    v1::ExternalFailureCause cause) {
+  if (!child_start_pending(initiated_event_id)) return stale();
+  // The parent's command resolves as failed: the child cannot start, now or
+  // on any retry.
+  v1::HistoryEvent e;
+  auto* f = e.mutable_start_child_workflow_execution_failed();
+  f->set_workflow_id(a.workflow_id());
+  *f->mutable_workflow_type() = a.workflow_type();
+  f->set_cause(cause);
+  f->set_initiated_event_id(initiated_event_id);
+  f->set_workflow_task_completed_event_id(a.workflow_task_completed_event_id());
+  state_.mutable_children()->erase(initiated_event_id);
+  deliver(std::move(e));
+  return Applied::kYes;
+}
+
 Result<Applied> MutableState::record_child_closed(int64_t initiated_event_id, const v1::WorkflowExecution& execution,
                                                   const v1::HistoryEvent& close_event) {
   if (closed()) return stale();
   auto it = state_.mutable_children()->find(initiated_event_id);
-  if (it == state_.mutable_children()->end() || it->second.run_id().empty()) return stale();
+  if (it == state_.mutable_children()->end()) return stale();
   const internal::ChildInfo child = it->second;
   if (child.workflow_id() != execution.workflow_id()) return stale();
+  if (child.run_id().empty()) {
+    // Started by another node, which has not recorded the start here yet
+    // (docs/cluster.md): the close waits for it rather than being lost.
+    return Status::unavailable("child " + execution.workflow_id() + "/" + execution.run_id() +
+                               " closed before its parent recorded its start; retried");
+  }
 
   v1::HistoryEvent e;
   auto fill = [&](auto* a) {
@@ -235,11 +289,15 @@ void MutableState::notify_close() {
   if (!parent.workflow_id().empty() && !continued_as_) {
     // The chain's next run (continue-as-new, retry) carries the parent on;
     // only the last run reports.
+    // The row is this run's (its shard's owner runs it, telling the
+    // parent's, docs/cluster.md); rows written before name the parent
+    // instead and carry no `parent`.
     internal::TransferTask closed;
     closed.set_kind(internal::TransferTask::KIND_CHILD_CLOSED);
     closed.set_initiated_event_id(state_.parent_initiated_event_id());
     *closed.mutable_child() = execution_of(key_.workflow_id, key_.run_id);
-    add_transfer({key_.namespace_id, parent.workflow_id(), parent.run_id()}, closed);
+    *closed.mutable_parent() = parent;
+    add_transfer(key_, closed);
   }
   // In the order the children were initiated, not the map's: a protobuf
   // map's order differs from one map to another (its hash is seeded per
@@ -255,8 +313,11 @@ void MutableState::notify_close() {
     policy.set_kind(internal::TransferTask::KIND_PARENT_CLOSE_POLICY);
     *policy.mutable_parent() = execution_of(key_.workflow_id, key_.run_id);
     policy.set_policy(child.parent_close_policy());
-    // The child may have continued as new since: its id's current run decides.
-    add_transfer({key_.namespace_id, child.workflow_id(), ""}, policy);
+    // The child may have continued as new since: its id's current run
+    // decides. The row is this run's, like CHILD_CLOSED's; rows written
+    // before are the child id's and carry no `child`.
+    *policy.mutable_child() = execution_of(child.workflow_id(), "");
+    add_transfer(key_, policy);
   }
   state_.clear_children();
 }

@@ -193,7 +193,28 @@ class MutableState {
   Result<Applied> start_child(int64_t initiated_event_id,
                               const v1::StartChildWorkflowExecutionInitiatedEventAttributes& attributes,
                               const std::optional<CurrentRun>& existing, const std::string& child_run_id);
-  // The child closed with `close_event` (its last event).
+  // What starts the child `attributes` describe for run `parent`, here or
+  // on the node that serves the child's shard.
+  static v1::StartWorkflowRequest child_start_request(
+      const ExecutionKey& parent, const v1::StartChildWorkflowExecutionInitiatedEventAttributes& attributes);
+  static RunLineage child_lineage(const ExecutionKey& parent, int64_t initiated_event_id);
+  // The request id a child started by another node carries: fixed by the
+  // parent's run and initiated event, so a retried start finds the run the
+  // first attempt started, on that node or on this one.
+  static std::string child_start_request_id(const ExecutionKey& parent, int64_t initiated_event_id);
+  // Whether the child initiated by `initiated_event_id` waits for its start
+  // (this run is open and has recorded neither a start nor a failure).
+  bool child_start_pending(int64_t initiated_event_id) const;
+  // The child was started as run `child_run_id` (by another node: the child
+  // is not part of this transition), or could not start for `cause`.
+  Result<Applied> record_child_started(int64_t initiated_event_id,
+                                       const v1::StartChildWorkflowExecutionInitiatedEventAttributes& attributes,
+                                       const std::string& child_run_id);
+  Result<Applied> record_child_start_failed(int64_t initiated_event_id,
+                                            const v1::StartChildWorkflowExecutionInitiatedEventAttributes& attributes,
+                                            v1::ExternalFailureCause cause);
+  // The child closed with `close_event` (its last event); UNAVAILABLE while
+  // the child's start is not recorded yet (started by another node).
   Result<Applied> record_child_closed(int64_t initiated_event_id, const v1::WorkflowExecution& child,
                                       const v1::HistoryEvent& close_event);
   // Signals and cancel requests to other workflows (external_requests.cpp).

@@ -46,6 +46,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
+#include "engine/server/cluster_transfers.hpp"
 #include "engine/server/grpc_service.hpp"
 #include "engine/server/http_listener.hpp"
 #include "engine/server/metrics_endpoint.hpp"
@@ -148,6 +149,8 @@ int main(int argc, char** argv) {
   if (!flags.metrics_listen.empty() || !flags.ui_listen.empty()) {
     flags.engine.metrics = (registry = std::make_unique<metrics::Registry>()).get();
   }
+  // Transfer tasks whose target another node serves are applied there (cluster_transfers.hpp).
+  flags.engine.transfer_peers = std::make_shared<GrpcTransferPeers>(*peers);
   Result<std::unique_ptr<Engine>> engine = Engine::start(**store, flags.engine);
   if (!engine) {
     std::fprintf(stderr, "reprise-server: %s\n", engine.status().to_string().c_str());
@@ -165,6 +168,8 @@ int main(int argc, char** argv) {
   int port = 0;
   builder.AddListeningPort(flags.listen, *credentials, &port);
   builder.RegisterService(service.get());
+  auto transfers = std::make_unique<ClusterTransferService>(**engine);
+  builder.RegisterService(transfers.get());
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
   if (registry) {
@@ -237,6 +242,7 @@ int main(int argc, char** argv) {
   // is open), and 200 ms leaves time to flush the last answers.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
   server.reset();
+  transfers.reset();
   service.reset();  // waits for the payload streams' last store work
   auth->reset();    // its thread reads the store
   engine->reset();

@@ -1,0 +1,64 @@
+// Transfer tasks across the nodes of a cluster (docs/cluster.md, "Transfer
+// tasks across shards"), over reprise.internal.ClusterService:
+// ClusterTransferService answers ApplyTransfer by applying the target side
+// in this node's engine; GrpcTransferPeers is the engine's TransferPeers, a
+// stub per node address. The call carries its own credential (a token
+// signed with the cluster's key), so API keys play no part; it goes over
+// TLS like forwarding when the node serves TLS, and is marked
+// forwarded like a relayed request and never relayed further (the engine
+// refuses UNAVAILABLE when the target's shard moved meanwhile).
+//
+// Thread safety: any thread. Lifetime: ClusterTransferService as
+// GrpcService (after the grpc::Server, before the Engine); GrpcTransferPeers
+// outlives the engine that holds it (the engine's options share it).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "engine/engine.hpp"
+#include "engine/server/cluster_peers.hpp"
+#include "engine/transfer_peers.hpp"
+#include "reprise/internal/cluster.grpc.pb.h"
+
+namespace reprise::engine {
+
+class ClusterTransferService final : public internal::ClusterService::CallbackService {
+ public:
+  explicit ClusterTransferService(Engine& engine) : engine_(engine) {}
+  grpc::ServerUnaryReactor* ApplyTransfer(grpc::CallbackServerContext* context, const internal::RemoteTransfer* request,
+                                          internal::RemoteTransferOutcome* response) override;
+
+ private:
+  Engine& engine_;
+};
+
+class GrpcTransferPeers final : public TransferPeers {
+ public:
+  // Channels are made as forwarding makes them (over TLS when this node
+  // serves TLS).
+  explicit GrpcTransferPeers(ClusterPeers::Transport transport) : transport_(std::move(transport)) {}
+  // How long one attempt may take before the task is retried.
+  static constexpr std::chrono::seconds kCallDeadline{10};
+  // A fault point for tests (tests/cluster/transfer_test.cpp): with this
+  // environment variable set, the process kills itself (SIGKILL) as soon as
+  // another node has applied one of its transfers, before it records that.
+  static constexpr const char* kKillAfterRemoteApply = "REPRISE_FAULT_KILL_AFTER_REMOTE_TRANSFER";
+
+  void apply(const std::string& address, const internal::RemoteTransfer& request, Done done) override;
+
+ private:
+  internal::ClusterService::Stub& stub(const std::string& address);
+  static bool kill_after_remote_apply();
+
+  const ClusterPeers::Transport transport_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<internal::ClusterService::Stub>> stubs_;
+};
+
+}  // namespace reprise::engine
