@@ -270,7 +270,7 @@ void expect_every_thread_names_its_job(Server& server, std::vector<std::string> 
   // A thread names itself as its first step, so a thread just started
   // (gRPC starts some on demand) may show the program's name for a moment:
   // look again, for up to 5 s, before calling one unnamed. Seen under
-  // ThreadSanitizer on a loaded machine, one run in three.
+  // ThreadSanitizer, in a whole-suite run on a loaded machine.
   std::multiset<std::string> names;
   for (int look = 0; look < 50; ++look) {
     names.clear();
