@@ -3,7 +3,8 @@
 // asks (DeleteWorkflowExecution). Deleting a run removes its state, history,
 // visibility row, task and timer rows and blob references in one transition,
 // and the workflow id's current-run row when it names the run, so the id is
-// free again; blob garbage collection then reclaims the blobs nothing else
+// free again. Its transfer rows stay until carried out: a run deleted right
+// after it closed still owes its children their parent-close policies; blob garbage collection then reclaims the blobs nothing else
 // references. A running run is never deleted by the sweeper; a request
 // terminates it first, as Temporal does.
 //

@@ -450,17 +450,21 @@ Status TransitionWriter::drop_pending_work(const ExecutionKey& key) {
 }
 
 Status TransitionWriter::delete_execution(const ExecutionKey& key) {
-  static constexpr const char* kDeletes[] = {
+  // Its transfer rows stay: a run deleted right after it closed still owes
+  // others what they carry (its children's parent-close policies); each goes
+  // once carried out, and reads nothing of the deleted run it needs.
+  static const std::string kDeletes[] = {
       "DELETE FROM executions WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3",
       "DELETE FROM history WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3",
-      "DELETE FROM tasks WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3",
+      "DELETE FROM tasks WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3 AND kind != " +
+          std::to_string(static_cast<int>(TaskKind::kTransfer)),
       "DELETE FROM timers WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3",
       "DELETE FROM visibility WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3",
       "DELETE FROM blob_refs WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3",
       "DELETE FROM current_runs WHERE namespace = ?1 AND workflow_id = ?2 AND run_id = ?3",
   };
-  for (const char* sql : kDeletes) {
-    Result<Statement> s = db_->prepare(sql);
+  for (const std::string& sql : kDeletes) {
+    Result<Statement> s = db_->prepare(sql.c_str());
     if (!s) return s.status();
     REPRISE_RETURN_IF_ERROR(bind_key(*s, key).run());
   }

@@ -360,5 +360,32 @@ TEST_F(ChildPolicyRaceTest, AParentClosePolicyLeavesARunOfTheChildsIdThatIsNotIt
       << "a run of the id that is not the closed parent's child keeps running";
 }
 
+// DeleteWorkflowExecution of a running parent terminates it, then deletes
+// it at once: the parent-close policy for its child, a row of the parent's
+// own, must outlive the delete. Here the policy's commit on the child is held
+// until the delete has gone through.
+TEST_F(ChildPolicyRaceTest, DeletingARunningParentStillAppliesItsParentClosePolicy) {
+  ASSERT_TRUE(start("parent-d").is_ok());
+  ASSERT_TRUE(
+      complete(poll_workflow().task_token(), {start_child("kid-d", v1::PARENT_CLOSE_POLICY_TERMINATE)}).is_ok());
+  auto kid = poll_workflow("kids");
+  ASSERT_EQ(kid.workflow_execution().workflow_id(), "kid-d");
+  ASSERT_TRUE(complete(kid.task_token(), {}).is_ok());  // the kid now waits for something
+  auto parent = poll_workflow();                        // the parent has recorded the child's start
+  ASSERT_EQ(parent.workflow_execution().workflow_id(), "parent-d");
+
+  gate_->hold_next_commit_of("kid-d");
+  v1::DeleteWorkflowExecutionRequest remove;
+  remove.mutable_workflow_execution()->set_workflow_id("parent-d");
+  auto deleted = call(&Engine::delete_workflow_execution, remove);
+  ASSERT_TRUE(deleted.is_ok()) << deleted.status().to_string();
+  EXPECT_TRUE(deleted->terminated());
+  gate_->wait_until_held();  // the policy's terminate of the kid, held until the parent is gone
+  gate_->release();
+
+  EXPECT_EQ(wait_for_close("kid-d").event_type(), v1::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED)
+      << "the child of a parent deleted while running keeps running";
+}
+
 }  // namespace
 }  // namespace reprise::engine

@@ -352,6 +352,31 @@ TEST_P(StoreTest, DeletingAnExecutionRemovesEverythingOfIt) {
   EXPECT_EQ(store_->due_timers(from_unix_nanos(1'000'000), 10)->size(), 1u);
 }
 
+// A run deleted right after it closed (or terminated on a delete request)
+// still owes others its transfer tasks: the parent-close policies for its
+// children above all. Those rows stay, and go when they have been carried out.
+TEST_P(StoreTest, DeletingAnExecutionKeepsItsTransferRows) {
+  const auto k = key("parent");
+  ASSERT_TRUE(commit(start(k)).is_ok());
+  Transition policy;
+  TaskRecord transfer;
+  transfer.kind = TaskKind::kTransfer;
+  transfer.execution = k;
+  transfer.payload = "terminate the child";
+  policy.add_tasks.push_back(transfer);
+  ASSERT_TRUE(commit(policy).is_ok());
+  Transition del;
+  del.delete_executions.push_back(k);
+  ASSERT_TRUE(commit(del).is_ok());
+  EXPECT_EQ(store_->get_execution(k).status().code(), StatusCode::kNotFound);
+  auto tasks = store_->load_tasks(0, 10);
+  ASSERT_TRUE(tasks.is_ok()) << tasks.status().to_string();
+  ASSERT_EQ(tasks->size(), 1u) << "the workflow task goes, the transfer row stays";
+  EXPECT_EQ((*tasks)[0].kind, TaskKind::kTransfer);
+  EXPECT_EQ((*tasks)[0].execution, k);
+  EXPECT_EQ((*tasks)[0].payload, "terminate the child");
+}
+
 TEST_P(StoreTest, ClosedRunsComeOldestCloseFirstAndPageOnPastTheLastOne) {
   // Closed at 100, 100, 300, 400 (wf-1 .. wf-4); wf-0 runs.
   const int64_t closed_at[] = {0, 100, 100, 300, 400};

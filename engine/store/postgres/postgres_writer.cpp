@@ -214,9 +214,14 @@ Result<std::vector<Step>> PgTransitionWriter::plan(const Transition& t) const {
   };
 
   for (const ExecutionKey& k : t.delete_executions) {
-    for (const char* table : {"executions", "history", "tasks", "timers"}) {
+    for (const char* table : {"executions", "history", "timers"}) {
       add(std::string("DELETE FROM ") + table + " WHERE " + kExecutionKey, keyed(shard(k), k));
     }
+    // Its transfer rows stay: a run deleted right after it closed still owes
+    // others what they carry (its children's parent-close policies).
+    PgParams tasks = keyed(shard(k), k);
+    tasks.add(static_cast<int64_t>(TaskKind::kTransfer));
+    add(std::string("DELETE FROM tasks WHERE ") + kExecutionKey + " AND kind != $5", std::move(tasks));
     PgParams p;
     p.add_text(k.namespace_id).add_text(k.workflow_id).add_text(k.run_id);
     for (const char* table : {"visibility", "blob_refs"}) {
