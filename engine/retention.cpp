@@ -4,9 +4,10 @@
 // visibility row, task and timer rows and blob references in one transition,
 // and the workflow id's current-run row when it names the run, so the id is
 // free again. Its transfer rows stay until carried out: a run deleted right
-// after it closed still owes its children their parent-close policies; blob garbage collection then reclaims the blobs nothing else
-// references. A running run is never deleted by the sweeper; a request
-// terminates it first, as Temporal does.
+// after it closed still owes its children their parent-close policies. Blob
+// garbage collection then reclaims the blobs nothing else references. A
+// running run is never deleted by the sweeper; a request terminates it
+// first, as Temporal does.
 //
 // A delete runs under the id's serializer and then the run's (the order
 // start_run takes them in), so it never races a transition of the run or a
