@@ -114,9 +114,9 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::open(const std::string& ur
   Result<std::unique_ptr<PgShardLeases>> leases =
       PgShardLeases::start(std::move(*lease_db), schema->shard_count, options.cluster);
   if (!leases) return leases.status();
-  auto tw = std::make_unique<PgTransitionWriter>(
-      std::move(*writer), schema->shard_count, options.max_batch, options.commit_shape, std::move(options.fault_hook),
-      clock, leases->get(), options.wait_when_full, std::move(options.on_write_stall));
+  auto tw = std::make_unique<PgTransitionWriter>(std::move(*writer), schema->shard_count, options.max_batch,
+                                                 options.commit_shape, std::move(options.fault_hook), clock,
+                                                 leases->get(), std::move(options.on_write_stall));
   return std::unique_ptr<PostgresStore>(new PostgresStore(name, report, clock, std::move(pool), std::move(*leases),
                                                           std::move(tw), std::move(*keys), options.blobs));
 }

@@ -36,9 +36,8 @@ struct PostgresStoreOptions {
   PgCommitShape commit_shape = PgCommitShape::kPipelined;
   BlobStoreOptions blobs{};
   FaultHook fault_hook{};  // tests only
-  // A full disk: writes wait for room (false: they fail at once), and the
-  // report hears of it, rate-limited (write_stall.hpp).
-  bool wait_when_full = true;
+  // A full disk: writes wait for room, and the report hears of it,
+  // rate-limited (write_stall.hpp).
   StallReport on_write_stall{};
   const Clock* clock = nullptr;  // defaults to the system clock
   bool rotate_task_token_key = false;

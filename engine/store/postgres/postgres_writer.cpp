@@ -52,7 +52,7 @@ constexpr const char* kExecutionKey = "shard_id = $1 AND namespace = $2 AND work
 
 PgTransitionWriter::PgTransitionWriter(std::unique_ptr<PgConnection> db, int shard_count, int max_batch,
                                        PgCommitShape shape, FaultHook fault_hook, const Clock& clock,
-                                       const PgShardLeases* leases, bool wait_when_full, StallReport report)
+                                       const PgShardLeases* leases, StallReport report)
     : db_(std::move(db)),
       shard_count_(shard_count),
       max_batch_(std::max(1, max_batch)),
@@ -60,7 +60,6 @@ PgTransitionWriter::PgTransitionWriter(std::unique_ptr<PgConnection> db, int sha
       fault_hook_(std::move(fault_hook)),
       clock_(clock),
       leases_(leases),
-      wait_when_full_(wait_when_full),
       stall_(std::move(report)),
       batch_limit_(max_batch_),
       thread_([this] { run(); }) {
@@ -579,7 +578,7 @@ void PgTransitionWriter::commit_batch(std::deque<Pending>& batch) {
   const auto started = std::chrono::steady_clock::now();
   std::vector<Result<CommitResult>> outcomes = attempt_batch(batch);
   bool closing = false;
-  while (!closing && wait_when_full_ && db_->take_out_of_space()) {
+  while (!closing && db_->take_out_of_space()) {
     // Room for part of the batch is not left unused while waiting for room
     // for all of it: the first half is tried at once, down to one write.
     if (narrow(batch)) {

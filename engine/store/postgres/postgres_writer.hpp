@@ -62,10 +62,9 @@ enum class PgCommitShape { kSavepoints, kPipelined };
 class PgTransitionWriter {
  public:
   // `leases`: the shards this node holds (nullptr: no fencing); outlives
-  // the writer. With `wait_when_full` false, a batch the disk has no room
-  // for fails with RESOURCE_EXHAUSTED at once.
+  // the writer.
   PgTransitionWriter(std::unique_ptr<PgConnection> db, int shard_count, int max_batch, PgCommitShape shape,
-                     FaultHook fault_hook, const Clock& clock, const PgShardLeases* leases, bool wait_when_full = true,
+                     FaultHook fault_hook, const Clock& clock, const PgShardLeases* leases,
                      StallReport report = nullptr);
   // Commits or fails everything queued, then stops the thread.
   ~PgTransitionWriter();
@@ -137,7 +136,6 @@ class PgTransitionWriter {
   FaultHook fault_hook_;
   const Clock& clock_;
   const PgShardLeases* leases_;
-  const bool wait_when_full_;
   WriteStallTracker stall_;
 
   mutable std::mutex mu_;
