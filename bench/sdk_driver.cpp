@@ -23,6 +23,13 @@
 //       takes a savepoint per transition (remote-pg-savepoints), and
 //       REPRISE_BENCH_POSTGRES_BASELINE (a third) the --baseline-server on
 //       PostgreSQL (remote-pg-baseline).
+//       --cluster 1,2,3 adds, for each count N, a cluster of N server nodes
+//       over one PostgreSQL this process starts (initdb into a temporary
+//       directory, fsync on, as shipped), each cluster on a database of its
+//       own (mode cluster-N): one worker per node, connected to it, and the
+//       driver's threads spread over the nodes (thread t asks node t mod N),
+//       as a load balancer would. CPU is summed over the N nodes, and
+//       PostgreSQL's (postmaster and backends) is its own column.
 //   sdk_driver --server PATH/reprise-server parked [--count 10000]
 //              [--style stackless|stackful] [--stack-kib 64] [--no-guard]
 //       memory per cached parked workflow: `count` workflows waiting on a
@@ -36,6 +43,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -45,11 +53,13 @@
 #include <thread>
 
 #include "child_process.hpp"
+#include "engine/store/shard.hpp"
 #include "reprise/client.hpp"
 #include "reprise/stackful.hpp"
 #include "reprise/worker.hpp"
 #include "storage_stats_report.hpp"
 #include "store_test_util.hpp"
+#include "test_postgres.hpp"
 #include "tools/command_line/command_line.hpp"
 
 using namespace reprise;
@@ -160,8 +170,10 @@ ProcessCounters process_counters(pid_t pid) {
   const std::string dir = "/proc/" + std::to_string(pid);
   std::ifstream stat(dir + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t paren = text.rfind(')');
+  if (paren == std::string::npos) return c;  // the process is gone (a database backend that closed)
   // utime and stime are fields 14 and 15; the command (field 2) may hold spaces, so count from its ')'.
-  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::istringstream fields(text.substr(paren + 2));
   std::string field;
   double ticks = 0;
   for (int i = 3; i <= 15 && fields >> field; ++i) {
@@ -180,14 +192,45 @@ ProcessCounters process_counters(pid_t pid) {
   return c;
 }
 
+// The sum of process_counters over `pids`.
+ProcessCounters sum_of_counters(const std::vector<pid_t>& pids) {
+  ProcessCounters sum;
+  for (pid_t pid : pids) {
+    const ProcessCounters c = process_counters(pid);
+    sum.cpu_ms += c.cpu_ms;
+    sum.switches += c.switches;
+  }
+  return sum;
+}
+
+// `root` and its live children: a PostgreSQL postmaster and its backends.
+std::vector<pid_t> process_and_children(pid_t root) {
+  std::vector<pid_t> pids{root};
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t paren = text.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(text.substr(paren + 2));  // state, then the parent's pid
+    std::string state;
+    pid_t parent = 0;
+    if (fields >> state >> parent && parent == root) pids.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return pids;
+}
+
 struct Level {
   double per_second = 0;
   double p50_ms = 0, p99_ms = 0;
   int64_t workflows = 0;
   std::string storage;  // remote: bench::per_workflow for the run
-  // Per workflow: the server process's (none when embedded) and this one's
-  // (client and worker; the embedded engine too) CPU ms and context switches.
-  ProcessCounters server, driver;
+  // Per workflow: the server processes' (none when embedded), this one's
+  // (client and worker; the embedded engine too) and the database's (the
+  // PostgreSQL of a cluster mode) CPU ms and context switches.
+  ProcessCounters server, driver, database;
 };
 
 // `after` minus `before`, per workflow.
@@ -197,7 +240,9 @@ ProcessCounters per_workflow(const ProcessCounters& before, const ProcessCounter
           static_cast<int64_t>(static_cast<double>(after.switches - before.switches) / n + 0.5)};
 }
 
-Level run_level(Client& client, int concurrency, int seconds, const std::string& tag, bool local, bool eager_start) {
+// Thread t of `concurrency` starts its workflows through clients[t % size].
+Level run_level(const std::vector<std::unique_ptr<Client>>& clients, int concurrency, int seconds,
+                const std::string& tag, bool local, bool eager_start) {
   std::atomic<int64_t> done{0};
   std::mutex mu;
   std::vector<double> latencies;
@@ -206,6 +251,7 @@ Level run_level(Client& client, int concurrency, int seconds, const std::string&
   for (int t = 0; t < concurrency; ++t) {
     threads.emplace_back([&, t] {
       std::vector<double> mine;
+      Client& client = *clients[static_cast<size_t>(t) % clients.size()];
       for (int64_t i = 0; Steady::now() < end; ++i) {
         const auto start = Steady::now();
         const std::string id = tag + "-" + std::to_string(t) + "-" + std::to_string(i);
@@ -236,31 +282,64 @@ Level run_level(Client& client, int concurrency, int seconds, const std::string&
   return l;
 }
 
+// Starts a cluster of `nodes` servers on a new database of `postgres` and
+// waits until every node serves some of the shards. Empty on failure.
+std::vector<std::unique_ptr<engine::testing::ChildProcess>> start_cluster(const std::string& server_binary,
+                                                                          engine::testing::TestPostgres& postgres,
+                                                                          int nodes,
+                                                                          std::vector<std::string>& addresses) {
+  const std::string url = postgres.new_database();
+  std::vector<std::unique_ptr<engine::testing::ChildProcess>> servers;
+  if (url.empty()) return servers;
+  for (int i = 0; i < nodes; ++i) {
+    std::string address;
+    servers.push_back(
+        start_server(server_binary, url, address, false, nullptr, {"--node-id", "node-" + std::to_string(i)}));
+    addresses.push_back(address);
+  }
+  auto db = engine::PgConnection::connect(url);
+  if (!db) return {};
+  const auto deadline = Steady::now() + 60s;
+  for (;;) {
+    auto owners = (*db)->query("SELECT count(DISTINCT owner), count(*) FROM shards WHERE expires_at > now()");
+    if (owners && owners->get_int(0, 0) == nodes && owners->get_int(0, 1) == engine::kDefaultShardCount) break;
+    if (Steady::now() > deadline) {
+      std::fprintf(stderr, "sdk_driver: the %d-node cluster did not spread its shards within 60 s\n", nodes);
+      std::exit(1);
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return servers;
+}
+
 int hello_mode(const std::string& server_binary, const std::string& baseline_binary, int seconds, int rounds,
-               const std::vector<int>& levels, bool local, bool eager_start, bool metrics) {
+               const std::vector<int>& levels, bool local, bool eager_start, bool metrics,
+               const std::vector<int>& cluster_sizes) {
   std::vector<std::string> variants = {"hello"};
   if (local) variants.push_back("local");
   engine::testing::TempDir dir;
   std::string address;
   auto server = start_server(server_binary, dir.file("remote.db"), address);
-  std::map<std::string, std::shared_ptr<Connection>> connections{
-      {"remote", Connection::remote(address)}, {"embedded", Connection::embedded(dir.file("embedded.db"))}};
-  // The process serving each remote mode, whose CPU and switches are counted.
-  std::map<std::string, pid_t> server_pids{{"remote", server->pid()}};
+  // Each mode's connections: one per server node (the embedded mode's is
+  // its engine).
+  std::map<std::string, std::vector<std::shared_ptr<Connection>>> connections{
+      {"remote", {Connection::remote(address)}}, {"embedded", {Connection::embedded(dir.file("embedded.db"))}}};
+  // The processes serving each remote mode, whose CPU and switches are counted.
+  std::map<std::string, std::vector<pid_t>> server_pids{{"remote", {server->pid()}}};
   std::unique_ptr<engine::testing::ChildProcess> baseline_server;
   std::string baseline_address;
   if (!baseline_binary.empty()) {
     baseline_server = start_server(baseline_binary, dir.file("baseline.db"), baseline_address);
-    connections["remote-baseline"] = Connection::remote(baseline_address);
-    server_pids["remote-baseline"] = baseline_server->pid();
+    connections["remote-baseline"] = {Connection::remote(baseline_address)};
+    server_pids["remote-baseline"] = {baseline_server->pid()};
   }
   std::string metrics_server_address, metrics_address;
   std::unique_ptr<engine::testing::ChildProcess> metrics_server;
   if (metrics) {
     metrics_server =
         start_server(server_binary, dir.file("metrics.db"), metrics_server_address, true, &metrics_address);
-    connections["remote-metrics"] = Connection::remote(metrics_server_address);
-    server_pids["remote-metrics"] = metrics_server->pid();
+    connections["remote-metrics"] = {Connection::remote(metrics_server_address)};
+    server_pids["remote-metrics"] = {metrics_server->pid()};
   }
   // REPRISE_BENCH_POSTGRES=postgresql://... (an empty database): one more
   // server on it, mode remote-postgres; REPRISE_BENCH_POSTGRES_SAVEPOINTS (a
@@ -278,21 +357,47 @@ int hello_mode(const std::string& server_binary, const std::string& baseline_bin
     std::string pg_address;
     postgres_servers.push_back(start_server(baseline ? baseline_binary : server_binary, url, pg_address, false, nullptr,
                                             {"--postgres-commit-shape", shape}));
-    connections[mode] = Connection::remote(pg_address);
-    server_pids[mode] = postgres_servers.back()->pid();
+    connections[mode] = {Connection::remote(pg_address)};
+    server_pids[mode] = {postgres_servers.back()->pid()};
   }
-  std::map<std::string, std::unique_ptr<Worker>> workers;
-  for (auto& [mode, connection] : connections) {
-    auto w = std::make_unique<Worker>(connection, WorkerOptions{.task_queue = "bench",
-                                                                .workflow_threads = 2,
-                                                                .activity_threads = 2,
-                                                                .workflow_pollers = 2,
-                                                                .activity_pollers = 2});
-    w->register_workflow(hello_wf);
-    w->register_workflow(hello_local_wf);
-    w->register_activity(greet_activity);
-    w->start();
-    workers[mode] = std::move(w);
+  // --cluster: the clusters, each on a database of one PostgreSQL of this
+  // process's, whose postmaster and backends are counted as the database.
+  std::map<std::string, pid_t> database_pids;
+  for (int nodes : cluster_sizes) {
+    std::string why;
+    engine::testing::TestPostgres* postgres = engine::testing::TestPostgres::get(&why);
+    if (postgres == nullptr) {
+      std::fprintf(stderr, "sdk_driver: --cluster needs PostgreSQL: %s\n", why.c_str());
+      return 1;
+    }
+    std::vector<std::string> addresses;
+    auto nodes_started = start_cluster(server_binary, *postgres, nodes, addresses);
+    if (nodes_started.empty()) {
+      std::fprintf(stderr, "sdk_driver: cannot start a %d-node cluster\n", nodes);
+      return 1;
+    }
+    const std::string mode = "cluster-" + std::to_string(nodes);
+    for (size_t i = 0; i < nodes_started.size(); ++i) {
+      connections[mode].push_back(Connection::remote(addresses[i]));
+      server_pids[mode].push_back(nodes_started[i]->pid());
+      postgres_servers.push_back(std::move(nodes_started[i]));
+    }
+    database_pids[mode] = postgres->pid();
+  }
+  std::vector<std::unique_ptr<Worker>> workers;  // one per connection
+  for (auto& [mode, mode_connections] : connections) {
+    for (auto& connection : mode_connections) {
+      auto w = std::make_unique<Worker>(connection, WorkerOptions{.task_queue = "bench",
+                                                                  .workflow_threads = 2,
+                                                                  .activity_threads = 2,
+                                                                  .workflow_pollers = 2,
+                                                                  .activity_pollers = 2});
+      w->register_workflow(hello_wf);
+      w->register_workflow(hello_local_wf);
+      w->register_activity(greet_activity);
+      w->start();
+      workers.push_back(std::move(w));
+    }
   }
   // The SQLite servers' store counts: the new build's and the baseline's.
   std::map<std::string, std::unique_ptr<v1::WorkflowService::Stub>> stats_stubs;
@@ -313,16 +418,21 @@ int hello_mode(const std::string& server_binary, const std::string& baseline_bin
         for (const auto& [mode, connection] : connections) modes.push_back(mode);
         if (round % 2 == 1) std::reverse(modes.begin(), modes.end());
         for (const std::string& mode : modes) {
-          Client client(connections[mode]);
+          std::vector<std::unique_ptr<Client>> clients;
+          for (auto& connection : connections[mode]) clients.push_back(std::make_unique<Client>(connection));
           v1::WorkflowService::Stub* stats_stub = stats_stubs.contains(mode) ? stats_stubs[mode].get() : nullptr;
           const v1::GetStorageStatsResponse before =
               stats_stub ? bench::storage_stats(*stats_stub) : v1::GetStorageStatsResponse();
-          const pid_t server_pid = server_pids.contains(mode) ? server_pids[mode] : 0;
-          const ProcessCounters server_before = server_pid ? process_counters(server_pid) : ProcessCounters();
+          const std::vector<pid_t>& servers = server_pids[mode];
+          const std::vector<pid_t> database =
+              database_pids.contains(mode) ? process_and_children(database_pids[mode]) : std::vector<pid_t>{};
+          const ProcessCounters server_before = sum_of_counters(servers);
+          const ProcessCounters database_before = sum_of_counters(database);
           const ProcessCounters driver_before = process_counters(getpid());
-          Level l = run_level(client, level, seconds, "r" + std::to_string(tag++), variant == "local", eager_start);
+          Level l = run_level(clients, level, seconds, "r" + std::to_string(tag++), variant == "local", eager_start);
           l.driver = per_workflow(driver_before, process_counters(getpid()), l.workflows);
-          if (server_pid) l.server = per_workflow(server_before, process_counters(server_pid), l.workflows);
+          l.server = per_workflow(server_before, sum_of_counters(servers), l.workflows);
+          l.database = per_workflow(database_before, sum_of_counters(database), l.workflows);
           if (stats_stub) {
             l.storage = bench::per_workflow(before, bench::storage_stats(*stats_stub), l.workflows);
             std::printf("round %d, %s %d: %s\n", round + 1, mode.c_str(), level, l.storage.c_str());
@@ -339,22 +449,23 @@ int hello_mode(const std::string& server_binary, const std::string& baseline_bin
     std::sort(v.begin(), v.end());
     return std::tuple{v[v.size() / 2], v.front(), v.back()};
   };
-  std::printf("%-26s %22s %20s %8s %20s %20s %14s %14s\n", "mode variant level", "workflows/s [range]",
-              "p50 ms [range]", "p99 ms", "server CPU ms/wf", "driver CPU ms/wf", "server sw/wf", "driver sw/wf");
+  std::printf("%-26s %22s %20s %8s %20s %20s %20s %14s %14s\n", "mode variant level", "workflows/s [range]",
+              "p50 ms [range]", "p99 ms", "server CPU ms/wf", "driver CPU ms/wf", "database CPU ms/wf", "server sw/wf",
+              "driver sw/wf");
   for (auto& [key, runs] : results) {
     auto [rate, rate_lo, rate_hi] = median(runs, [](const Level& l) { return l.per_second; });
     auto [p50, p50_lo, p50_hi] = median(runs, [](const Level& l) { return l.p50_ms; });
     auto [p99, p99_lo, p99_hi] = median(runs, [](const Level& l) { return l.p99_ms; });
     auto [scpu, scpu_lo, scpu_hi] = median(runs, [](const Level& l) { return l.server.cpu_ms; });
     auto [dcpu, dcpu_lo, dcpu_hi] = median(runs, [](const Level& l) { return l.driver.cpu_ms; });
+    auto [bcpu, bcpu_lo, bcpu_hi] = median(runs, [](const Level& l) { return l.database.cpu_ms; });
     auto [ssw, ssw_lo, ssw_hi] = median(runs, [](const Level& l) { return l.server.switches; });
     auto [dsw, dsw_lo, dsw_hi] = median(runs, [](const Level& l) { return l.driver.switches; });
     std::printf(
-        "%-26s %6.0f [%5.0f-%5.0f] %6.2f [%5.2f-%5.2f] %8.1f %6.2f [%4.2f-%4.2f] %6.2f [%4.2f-%4.2f] %4.0f "
-        "[%3.0f-%3.0f] "
-        "%4.0f [%3.0f-%3.0f]\n",
+        "%-26s %6.0f [%5.0f-%5.0f] %6.2f [%5.2f-%5.2f] %8.1f %6.2f [%4.2f-%4.2f] %6.2f [%4.2f-%4.2f] %6.2f "
+        "[%4.2f-%4.2f] %4.0f [%3.0f-%3.0f] %4.0f [%3.0f-%3.0f]\n",
         key.c_str(), rate, rate_lo, rate_hi, p50, p50_lo, p50_hi, p99, scpu, scpu_lo, scpu_hi, dcpu, dcpu_lo, dcpu_hi,
-        ssw, ssw_lo, ssw_hi, dsw, dsw_lo, dsw_hi);
+        bcpu, bcpu_lo, bcpu_hi, ssw, ssw_lo, ssw_hi, dsw, dsw_lo, dsw_hi);
   }
   if (metrics) {
     const auto started = Steady::now();
@@ -365,15 +476,16 @@ int hello_mode(const std::string& server_binary, const std::string& baseline_bin
                     ? "with service_requests_total"
                     : "WITHOUT the expected series");
   }
-  Client remote(connections["remote"]);
+  Connection& sqlite_server = *connections["remote"].front();
+  Client remote(connections["remote"].front());
   remote.execute(hello_wf, {.id = "shape-hello", .task_queue = "bench", .eager_start = eager_start},
                  std::string("bench"));
-  std::printf("hello:       %s\n", history_shape(*connections["remote"], "shape-hello").c_str());
+  std::printf("hello:       %s\n", history_shape(sqlite_server, "shape-hello").c_str());
   if (local) {
     remote.execute(hello_local_wf, {.id = "shape-local", .task_queue = "bench"}, std::string("bench"));
-    std::printf("hello_local: %s\n", history_shape(*connections["remote"], "shape-local").c_str());
+    std::printf("hello_local: %s\n", history_shape(sqlite_server, "shape-local").c_str());
   }
-  for (auto& [mode, w] : workers) w->stop();
+  for (auto& w : workers) w->stop();
   server->kill(SIGTERM);
   server->wait();
   if (baseline_server) {
@@ -440,6 +552,7 @@ int main(int argc, char** argv) {
   bool eager_start = false;
   bool metrics = false;
   bool no_guard = false;
+  std::vector<int> cluster_sizes;
   CLI::App app("The SDK and worker end to end: hello throughput and latency, or memory per parked workflow",
                "sdk_driver");
   command_line::set_up(app);
@@ -457,6 +570,11 @@ int main(int argc, char** argv) {
       ->type_name("PATH");
   app.add_flag("--local", local, "hello: add hello_local (the activity run with ctx.execute_local)");
   app.add_flag("--eager-start", eager_start, "hello: start every workflow with StartOptions::eager_start");
+  app.add_option("--cluster", cluster_sizes,
+                 "hello: clusters of these many nodes over a PostgreSQL this process starts, comma-separated (modes "
+                 "cluster-N)")
+      ->delimiter(',')
+      ->check(command_line::whole_number(1, 16));
   app.add_flag("--metrics", metrics, "hello: add a server with --metrics-listen (mode remote-metrics)");
   app.add_option("--count", count, "parked: workflows to park")->check(command_line::whole_number(1));
   app.add_option("--style", style, "parked: stackless or stackful")->check(CLI::IsMember({"stackless", "stackful"}));
@@ -466,7 +584,8 @@ int main(int argc, char** argv) {
   if (std::optional<int> exit_code = command_line::parse(app, argc, argv)) return *exit_code;
   stack.bytes = static_cast<size_t>(stack_kib) * 1024;
   if (no_guard) stack.guard_page = false;
-  if (mode == "hello") return hello_mode(server, baseline_server, seconds, rounds, levels, local, eager_start, metrics);
+  if (mode == "hello")
+    return hello_mode(server, baseline_server, seconds, rounds, levels, local, eager_start, metrics, cluster_sizes);
   return style == "stackful" ? parked_mode(server, count, park_stackful_wf, stack)
                              : parked_mode(server, count, park_wf, stack);
 }

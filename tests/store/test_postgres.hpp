@@ -100,6 +100,9 @@ class TestPostgres {
            (*admin)->exec("DROP TABLESPACE IF EXISTS " + name).is_ok();
   }
 
+  // The postmaster's process id (its backends are its children).
+  pid_t pid() const { return pid_; }
+
   std::string url(const std::string& database) const {
     return "postgresql://postgres@127.0.0.1:" + std::to_string(port_) + "/" + database;
   }
