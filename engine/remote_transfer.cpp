@@ -32,6 +32,7 @@ internal::RemoteTransfer Engine::remote_request(const TaskRecord& task, const in
   credential.set_workflow_id(task.execution.workflow_id);
   credential.set_run_id(task.execution.run_id);
   credential.set_scheduled_event_id(std::max<int64_t>(1, transfer.initiated_event_id()));
+  credential.set_transfer_credential(true);
   request.set_credential(options_.config.task_tokens->encode(credential));
   return request;
 }
@@ -111,11 +112,22 @@ void Engine::apply_remote_transfer(internal::RemoteTransfer request, Reply<inter
 }
 
 void Engine::apply_transfer_here(internal::RemoteTransfer request, Reply<internal::RemoteTransferOutcome> reply) {
+  // Only a node of this cluster can sign a credential (it reads the key from
+  // the database); one that is missing, damaged or signed with another key
+  // is no credential at all. A worker's task token is signed with the same
+  // key but is not a node's credential, nor is one for another execution.
   Result<internal::TaskToken> signed_by = options_.config.task_tokens->decode(request.credential());
-  if (!signed_by || signed_by->namespace_() != request.namespace_() ||
-      signed_by->workflow_id() != request.source().workflow_id() || signed_by->run_id() != request.source().run_id()) {
-    return reply(Status::permission_denied("a transfer not signed by a node of this cluster for its source execution" +
-                                           (signed_by ? std::string() : ": " + signed_by.status().message())));
+  if (!signed_by) {
+    return reply(Status::unauthenticated("ApplyTransfer needs a credential signed by a node of this cluster: " +
+                                         signed_by.status().message()));
+  }
+  if (!signed_by->transfer_credential()) {
+    return reply(Status::permission_denied("ApplyTransfer was given a worker's task token, not a node's credential"));
+  }
+  if (signed_by->namespace_() != request.namespace_() || signed_by->workflow_id() != request.source().workflow_id() ||
+      signed_by->run_id() != request.source().run_id()) {
+    return reply(Status::permission_denied("ApplyTransfer's credential was signed for another source execution than " +
+                                           request.source().workflow_id() + "/" + request.source().run_id()));
   }
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);

@@ -1,5 +1,7 @@
 #include "engine/server/cluster_peers.hpp"
 
+#include "engine/server/keepalive.hpp"
+
 namespace reprise::engine {
 
 bool ClusterPeers::forwarded(const grpc::CallbackServerContext* incoming) {
@@ -17,16 +19,19 @@ std::shared_ptr<grpc::ClientContext> ClusterPeers::context_for(const grpc::Callb
   return context;
 }
 
+std::shared_ptr<grpc::Channel> ClusterPeers::Transport::channel(const std::string& address) const {
+  grpc::ChannelArguments args;
+  if (!server_name.empty()) args.SetSslTargetNameOverride(server_name);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxSendMessageSize(64 << 20);
+  ping_peer(args);
+  return grpc::CreateCustomChannel(address, credentials, args);
+}
+
 v1::WorkflowService::Stub& ClusterPeers::stub(const std::string& address) {
   std::lock_guard lock(mu_);
   std::unique_ptr<v1::WorkflowService::Stub>& stub = stubs_[address];
-  if (!stub) {
-    grpc::ChannelArguments args;
-    if (!transport_.server_name.empty()) args.SetSslTargetNameOverride(transport_.server_name);
-    args.SetMaxReceiveMessageSize(64 << 20);
-    args.SetMaxSendMessageSize(64 << 20);
-    stub = v1::WorkflowService::NewStub(grpc::CreateCustomChannel(address, transport_.credentials, args));
-  }
+  if (!stub) stub = v1::WorkflowService::NewStub(transport_.channel(address));
   return *stub;
 }
 

@@ -8,7 +8,9 @@
 // refused UNAVAILABLE, and the client tries again).
 //
 // A node that serves TLS forwards over TLS (server_tls.hpp,
-// peer_transport): the channels are made with the Transport it is given.
+// peer_transport): the channels are made with the Transport it is given,
+// and ping the other node, so one that stops answering fails its calls
+// UNAVAILABLE within seconds (keepalive.hpp).
 //
 // Thread safety: any thread.
 #pragma once
@@ -35,6 +37,10 @@ class ClusterPeers {
     // The name the other nodes' certificates must carry, when it is not the
     // host of their announced address; "" checks that host.
     std::string server_name;
+
+    // A channel to the node at `address` (host:port), made so: pinged
+    // (keepalive.hpp), messages up to 64 MiB.
+    std::shared_ptr<grpc::Channel> channel(const std::string& address) const;
   };
 
   explicit ClusterPeers(Transport transport) : transport_(std::move(transport)) {}

@@ -31,10 +31,20 @@ namespace reprise::engine {
 class ClusterTransferService final : public internal::ClusterService::CallbackService {
  public:
   explicit ClusterTransferService(Engine& engine) : engine_(engine) {}
+  // A fault point for tests (tests/cluster/transfer_test.cpp): with this
+  // environment variable set to a directory, the node holds every
+  // ApplyTransfer it receives, having appended a line to DIR/held (the
+  // task's kind and its source's workflow id), until the file DIR/release
+  // exists (at most a minute), then applies it; the caller's call stays in
+  // flight meanwhile.
+  static constexpr const char* kHoldApply = "REPRISE_FAULT_HOLD_APPLY_TRANSFER";
   grpc::ServerUnaryReactor* ApplyTransfer(grpc::CallbackServerContext* context, const internal::RemoteTransfer* request,
                                           internal::RemoteTransferOutcome* response) override;
 
  private:
+  void apply(internal::RemoteTransfer request, grpc::ServerUnaryReactor* reactor,
+             internal::RemoteTransferOutcome* response);
+
   Engine& engine_;
 };
 

@@ -49,6 +49,7 @@
 #include "engine/server/cluster_transfers.hpp"
 #include "engine/server/grpc_service.hpp"
 #include "engine/server/http_listener.hpp"
+#include "engine/server/keepalive.hpp"
 #include "engine/server/metrics_endpoint.hpp"
 #include "engine/server/open_database.hpp"
 #include "engine/server/request_metrics.hpp"
@@ -172,6 +173,7 @@ int main(int argc, char** argv) {
   builder.RegisterService(transfers.get());
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
+  accept_keepalive_pings(builder);  // clients and other nodes ping to find a node that stopped answering
   if (registry) {
     add_server_metrics(*registry, **engine, (*store)->blobs(), flags.db);
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;

@@ -28,10 +28,10 @@ class RemoteConnection final : public Connection {
  public:
   RemoteConnection(const std::vector<std::string>& addresses,
                    const std::shared_ptr<grpc::ChannelCredentials>& credentials, const std::string& server_name,
-                   std::string api_key, std::string namespace_name)
-      : authorization_(api_key.empty() ? "" : "Bearer " + api_key),
-        namespace_(std::move(namespace_name)),
-        targets_(addresses, credentials, channel_arguments(server_name, addresses.size() > 1)) {}
+                   const ConnectionOptions& options)
+      : authorization_(options.api_key.empty() ? "" : "Bearer " + options.api_key),
+        namespace_(options.namespace_name),
+        targets_(addresses, credentials, channel_arguments(server_name, addresses.size() > 1, options)) {}
 
   v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
     // A start that waits for the result is given its wait on top.
@@ -162,7 +162,8 @@ class RemoteConnection final : public Connection {
   static constexpr std::chrono::minutes kBlobTimeout{10};
   static constexpr size_t kChunkBytes = 1 << 20;
 
-  static grpc::ChannelArguments channel_arguments(const std::string& server_name, bool several_addresses) {
+  static grpc::ChannelArguments channel_arguments(const std::string& server_name, bool several_addresses,
+                                                  const ConnectionOptions& options) {
     grpc::ChannelArguments args;
     if (!server_name.empty()) args.SetSslTargetNameOverride(server_name);
     args.SetMaxReceiveMessageSize(64 << 20);
@@ -173,6 +174,17 @@ class RemoteConnection final : public Connection {
     // gets 2 s rather than gRPC's 20: a node that does not answer fails the
     // call UNAVAILABLE, and the call moves on.
     if (several_addresses) args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
+    // Keepalive (connection_options.hpp) while a call is in flight, a poll
+    // that waits in silence included: gRPC stops pinging after two pings
+    // with no data sent in between unless told otherwise. Not between
+    // calls: a connection with no call has nothing to lose, its next call
+    // pings, and gRPC's synchronous API reads the connection only while a
+    // call waits, so a ping sent between calls may see its answer too late
+    // and close a healthy connection.
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(options.keepalive_interval.count()));
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(options.keepalive_timeout.count()));
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
     return args;
   }
 
@@ -279,17 +291,22 @@ std::shared_ptr<Connection> Connection::remote(const std::string& address, const
 
 std::shared_ptr<Connection> Connection::remote(const std::string& address, const ConnectionOptions& options) {
   const std::vector<std::string> addresses = detail::parse_address_list(address);
+  for (const auto& [name, value] : {std::pair{"keepalive_interval", options.keepalive_interval},
+                                    std::pair{"keepalive_timeout", options.keepalive_timeout}}) {
+    if (value < std::chrono::seconds(1) || value > std::chrono::hours(24)) {
+      throw Error("ConnectionOptions::" + std::string(name) + " is " + std::to_string(value.count()) +
+                  " ms; it must be between 1 s (nodes refuse pings more often than every 500 ms) and 24 h");
+    }
+  }
   if (!options.tls) {
-    return std::make_shared<RemoteConnection>(addresses, grpc::InsecureChannelCredentials(), "", options.api_key,
-                                              options.namespace_name);
+    return std::make_shared<RemoteConnection>(addresses, grpc::InsecureChannelCredentials(), "", options);
   }
   const TlsOptions& tls = *options.tls;
   grpc::SslCredentialsOptions ssl;
   ssl.pem_root_certs = tls.server_ca_pem;
   ssl.pem_cert_chain = tls.client_cert_pem;
   ssl.pem_private_key = tls.client_key_pem;
-  return std::make_shared<RemoteConnection>(addresses, grpc::SslCredentials(ssl), tls.server_name, options.api_key,
-                                            options.namespace_name);
+  return std::make_shared<RemoteConnection>(addresses, grpc::SslCredentials(ssl), tls.server_name, options);
 }
 
 ConnectionOptions ConnectionOptions::from_environment() {

@@ -2,16 +2,23 @@
 // tasks across shards"): a child, a signal or cancel request, and a
 // parent-close policy whose target is on the other node's shard reach it,
 // exactly once, also when the source's node is killed between the remote
-// apply and its own record. Workers here are raw gRPC pollers that script
-// each workflow type by what its history holds.
+// apply and its own record, or the parent closes while its child's start is
+// in flight; transfers cross over TLS between nodes that serve it, and a
+// call without a node's credential is refused. Workers here are raw gRPC
+// pollers that script each workflow type by what its history holds.
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
 #include <atomic>
+#include <fstream>
 #include <thread>
 
+#include "../server/test_certificates.hpp"
 #include "cluster_harness.hpp"
+#include "engine/execution/task_token_codec.hpp"
+#include "engine/store/task_token_keys.hpp"
+#include "reprise/internal/cluster.grpc.pb.h"
 
 namespace reprise {
 namespace {
@@ -80,9 +87,31 @@ bool has_event(const v1::History& h, v1::EventType type) {
   return false;
 }
 
+int signals_in(const v1::History& h, const std::string& name) {
+  int n = 0;
+  for (const auto& e : h.events()) {
+    n += e.has_workflow_execution_signaled() && e.workflow_execution_signaled().signal_name() == name ? 1 : 0;
+  }
+  return n;
+}
+
+// The command that starts the child a "parent" or "closer" names in its input.
+v1::Command start_child_command(const std::string& child_id, const std::string& child_type, const std::string& policy) {
+  v1::Command c;
+  c.set_command_type(v1::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
+  auto* a = c.mutable_start_child_workflow_execution();
+  a->set_workflow_id(child_id);
+  a->mutable_workflow_type()->set_name(child_type);
+  a->mutable_task_queue()->set_name("q");
+  a->set_parent_close_policy(static_cast<v1::ParentClosePolicy>(std::stoi(policy)));
+  return c;
+}
+
 // The commands a workflow task gets, by workflow type:
 //   parent(child_id, child_type, policy): starts the child; completes with
 //     the child's result, or (child_type "sleeper") once the child started.
+//   closer(child_id, child_type, policy): starts the child; completes when
+//     signaled "finish", whatever became of the child.
 //   child: completes with "result of ID".
 //   sleeper, receiver: never complete.
 //   sender(target, what): signals "ping" and/or asks to cancel `target`
@@ -95,16 +124,14 @@ std::vector<v1::Command> transfer_script(const v1::PollWorkflowTaskResponse& tas
   std::vector<v1::Command> out;
   if (type == "child") {
     out.push_back(finish("result of " + task.workflow_execution().workflow_id()));
+  } else if (type == "closer") {
+    if (!has_event(h, v1::EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)) {
+      out.push_back(start_child_command(arg(0), arg(1), arg(2)));
+    }
+    if (signals_in(h, "finish") > 0) out.push_back(finish("closed early"));
   } else if (type == "parent") {
     if (!has_event(h, v1::EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)) {
-      v1::Command c;
-      c.set_command_type(v1::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
-      auto* a = c.mutable_start_child_workflow_execution();
-      a->set_workflow_id(arg(0));
-      a->mutable_workflow_type()->set_name(arg(1));
-      a->mutable_task_queue()->set_name("q");
-      a->set_parent_close_policy(static_cast<v1::ParentClosePolicy>(std::stoi(arg(2))));
-      out.push_back(c);
+      out.push_back(start_child_command(arg(0), arg(1), arg(2)));
     }
     for (const auto& e : h.events()) {
       if (e.has_child_workflow_execution_completed()) {
@@ -186,11 +213,7 @@ std::string result_of(Stub& stub, const std::string& id) {
 }
 
 int signals_named(const v1::GetHistoryResponse& history, const std::string& name) {
-  int n = 0;
-  for (const auto& e : history.history().events()) {
-    n += e.has_workflow_execution_signaled() && e.workflow_execution_signaled().signal_name() == name ? 1 : 0;
-  }
-  return n;
+  return signals_in(history.history(), name);
 }
 
 int64_t runs_of(ClusterDb& db, const std::string& id) {
@@ -357,6 +380,243 @@ TEST(ClusterTransfer, AKillBetweenTheRemoteApplyAndItsRecordDoublesNothing) {
       << sender << " did not record its signal's outcome after its node came back";
   EXPECT_EQ(signals_named(history_of(b->stub(), receiver), "ping"), 1) << "the retried signal was recorded once";
   EXPECT_EQ(count_events(history_of(b->stub(), sender), v1::EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_SIGNALED), 1);
+}
+
+// The ApplyTransfers a node started with its hold fault point
+// (REPRISE_FAULT_HOLD_APPLY_TRANSFER=dir) holds now: a line each, the task's
+// kind and its source's workflow id.
+std::string held_transfers(const engine::testing::TempDir& hold) {
+  std::ifstream in(hold.file("held"));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+grpc::Status terminate_workflow(Stub& stub, const std::string& id) {
+  v1::TerminateWorkflowRequest r;
+  r.mutable_workflow_execution()->set_workflow_id(id);
+  r.set_reason("closed while its child's start is in flight");
+  v1::TerminateWorkflowResponse out;
+  return call(stub, &Stub::TerminateWorkflow, r, &out);
+}
+
+// A parent on a whose child goes to b's shard closes while b holds the
+// child's start (its ApplyTransfer received, not yet applied: b's hold
+// fault point): one parent completes, the other is terminated, both with
+// a TERMINATE policy. When b lets the starts go, each child starts once,
+// and the parent's node, finding the parent closed, gives it the policy:
+// no child is left running, none started twice.
+TEST(ClusterTransfer, AParentThatClosesWhileItsChildsStartIsInFlightGivesThatOneChildItsPolicy) {
+  REPRISE_POSTGRES_DATABASE(url);
+  engine::testing::TempDir hold;
+  ClusterDb db(url);
+  auto a = cluster_node(url, "a", "1s");
+  ::setenv("REPRISE_FAULT_HOLD_APPLY_TRANSFER", hold.path().c_str(), 1);
+  auto b = cluster_node(url, "b", "1s");
+  ::unsetenv("REPRISE_FAULT_HOLD_APPLY_TRANSFER");
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return db.shards_of("a") > 0 && db.shards_of("b") > 0 && db.shards_of("a") + db.shards_of("b") == kShards;
+      },
+      10s));
+  TransferWorker worker(a->stub());
+  const std::string completing = transfer_id_on(db, "completing-a-", "a");
+  const std::string terminated = transfer_id_on(db, "terminated-a-", "a");
+  const std::string completing_child = transfer_id_on(db, "child-of-completing-b-", "b");
+  const std::string terminated_child = transfer_id_on(db, "child-of-terminated-b-", "b");
+  const std::string terminate = std::to_string(v1::PARENT_CLOSE_POLICY_TERMINATE);
+  ASSERT_TRUE(start_through(a->stub(), transfer_start(completing, "closer", {completing_child, "sleeper", terminate})));
+  ASSERT_TRUE(start_through(a->stub(), transfer_start(terminated, "closer", {terminated_child, "sleeper", terminate})));
+
+  // Both starts have reached b, which holds them.
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const std::string held = held_transfers(hold);
+        return held.find("KIND_START_CHILD " + completing + "\n") != std::string::npos &&
+               held.find("KIND_START_CHILD " + terminated + "\n") != std::string::npos;
+      },
+      kTransferDeadline))
+      << "b did not receive both child starts; it holds: " << held_transfers(hold);
+  EXPECT_EQ(runs_of(db, completing_child), 0) << "held, the start has not run";
+  EXPECT_EQ(runs_of(db, terminated_child), 0) << "held, the start has not run";
+
+  // The parents close meanwhile.
+  v1::SignalWorkflowRequest finish_now;
+  finish_now.mutable_workflow_execution()->set_workflow_id(completing);
+  finish_now.set_signal_name("finish");
+  v1::SignalWorkflowResponse ignored;
+  ASSERT_TRUE(call(a->stub(), &Stub::SignalWorkflow, finish_now, &ignored).ok());
+  ASSERT_TRUE(terminate_workflow(a->stub(), terminated).ok());
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return status_of(a->stub(), completing) == v1::WORKFLOW_EXECUTION_STATUS_COMPLETED &&
+               status_of(a->stub(), terminated) == v1::WORKFLOW_EXECUTION_STATUS_TERMINATED;
+      },
+      kTransferDeadline))
+      << completing << ": " << v1::WorkflowExecutionStatus_Name(status_of(a->stub(), completing)) << ", " << terminated
+      << ": " << v1::WorkflowExecutionStatus_Name(status_of(a->stub(), terminated));
+
+  // b lets the starts go: each child starts, then gets its parent's policy.
+  std::ofstream(hold.file("release")).flush();
+  for (const std::string& child : {completing_child, terminated_child}) {
+    const auto took = wait_for([&] { return status_of(a->stub(), child) == v1::WORKFLOW_EXECUTION_STATUS_TERMINATED; },
+                               kTransferDeadline);
+    EXPECT_TRUE(took) << child << " was started after its parent closed and is "
+                      << v1::WorkflowExecutionStatus_Name(status_of(a->stub(), child))
+                      << ": the parent's TERMINATE policy never reached it";
+    if (took) std::cout << child << " terminated " << took->count() << " ms after its start was let go\n";
+  }
+  // Retries of the start (the parent's node may have sent it again while b
+  // held it) found the one run.
+  std::this_thread::sleep_for(500ms);
+  for (const std::string& child : {completing_child, terminated_child}) {
+    EXPECT_EQ(runs_of(db, child), 1) << child << " started more than once";
+  }
+}
+
+// Two nodes serving mutual TLS (each checks the other's certificate and
+// presents its own) carry transfers to each other's shards: a child's start
+// and its close, and a parent-close policy.
+TEST(ClusterTransfer, TransfersBetweenNodesThatServeMutualTlsCrossOverTls) {
+  REPRISE_POSTGRES_DATABASE(url);
+  Certificates c;
+  const std::vector<std::string> tls{
+      "--tls-cert",     c.path("node.pem"), "--tls-key",      c.path("node.key"),       "--tls-client-ca",
+      c.path("ca.pem"), "--tls-peer-ca",    c.path("ca.pem"), "--tls-peer-server-name", "localhost"};
+  ClusterDb db(url);
+  auto a = cluster_node(url, "a", "1s", tls);
+  auto b = cluster_node(url, "b", "1s", tls);
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return db.shards_of("a") > 0 && db.shards_of("b") > 0 && db.shards_of("a") + db.shards_of("b") == kShards;
+      },
+      10s));
+  grpc::SslCredentialsOptions client_tls;
+  client_tls.pem_root_certs = c.read("ca.pem");
+  client_tls.pem_cert_chain = c.read("worker.pem");
+  client_tls.pem_private_key = c.read("worker.key");
+  auto to_a = v1::WorkflowService::NewStub(grpc::CreateChannel(a->address(), grpc::SslCredentials(client_tls)));
+  TransferWorker worker(*to_a);
+  const std::string terminate = std::to_string(v1::PARENT_CLOSE_POLICY_TERMINATE);
+  const std::string parent = transfer_id_on(db, "tls-parent-a-", "a");
+  const std::string child = transfer_id_on(db, "tls-child-b-", "b");
+  const std::string closing = transfer_id_on(db, "tls-closing-b-", "b");
+  const std::string sleeper = transfer_id_on(db, "tls-sleeper-a-", "a");
+  ASSERT_TRUE(start_through(*to_a, transfer_start(parent, "parent", {child, "child", terminate})));
+  ASSERT_TRUE(start_through(*to_a, transfer_start(closing, "parent", {sleeper, "sleeper", terminate})));
+  EXPECT_TRUE(
+      wait_for([&] { return status_of(*to_a, parent) == v1::WORKFLOW_EXECUTION_STATUS_COMPLETED; }, kTransferDeadline))
+      << parent << " on a did not complete with its child on b: the start or the close did not cross over TLS";
+  EXPECT_EQ(result_of(*to_a, parent), "result of " + child);
+  EXPECT_EQ(runs_of(db, child), 1);
+  EXPECT_TRUE(wait_for([&] { return status_of(*to_a, sleeper) == v1::WORKFLOW_EXECUTION_STATUS_TERMINATED; },
+                       kTransferDeadline))
+      << sleeper << " on a was not terminated after its parent on b closed (parent: "
+      << v1::WorkflowExecutionStatus_Name(status_of(*to_a, closing)) << ")";
+}
+
+// A caller that is not a node of the cluster calls ApplyTransfer on a node
+// that serves mutual TLS, asking it to start a child of a running workflow.
+// Without an accepted client certificate the handshake fails (UNAVAILABLE);
+// with one, a credential that is missing, damaged or signed with another
+// key is UNAUTHENTICATED, and a worker's task token, or a node's credential
+// for another execution, PERMISSION_DENIED. None of them changes the
+// database. The same call with the node's credential starts the child.
+TEST(ClusterTransfer, AnApplyTransferWithoutANodesCredentialIsRefusedAndChangesNothing) {
+  REPRISE_POSTGRES_DATABASE(url);
+  Certificates c;
+  ClusterDb db(url);
+  auto a = cluster_node(url, "a", "1s",
+                        {"--tls-cert", c.path("node.pem"), "--tls-key", c.path("node.key"), "--tls-client-ca",
+                         c.path("ca.pem"), "--tls-peer-ca", c.path("ca.pem"), "--tls-peer-server-name", "localhost"});
+  ASSERT_TRUE(wait_for([&] { return db.shards_of("a") == kShards; }, 10s));
+  auto channel_as = [&](const std::string& client) {
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = c.read("ca.pem");
+    if (!client.empty()) {
+      tls.pem_cert_chain = c.read(client + ".pem");
+      tls.pem_private_key = c.read(client + ".key");
+    }
+    return grpc::CreateChannel(a->address(), grpc::SslCredentials(tls));
+  };
+  auto as_worker = v1::WorkflowService::NewStub(channel_as("worker"));
+
+  // A running workflow, and a worker's token for its first task.
+  v1::StartWorkflowRequest start = start_request("transfer-source");
+  start.mutable_workflow_task_timeout()->set_seconds(60);  // its history stays as it is
+  v1::StartWorkflowResponse started;
+  ASSERT_TRUE(call(*as_worker, &Stub::StartWorkflow, start, &started).ok());
+  const v1::PollWorkflowTaskResponse task = next_workflow_task(*as_worker);
+  ASSERT_FALSE(task.task_token().empty());
+  const std::string source_run = task.workflow_execution().run_id();
+
+  // The cluster's key, as every node reads it from the database.
+  auto keys_row = db.connection().query("SELECT value FROM reprise_meta WHERE key = 'task_token_keys'", {});
+  ASSERT_TRUE(keys_row && keys_row->rows() == 1);
+  auto keys = engine::parse_task_token_keys(keys_row->get_bytes(0, 0), url);
+  ASSERT_TRUE(keys) << keys.status().to_string();
+  const engine::TaskTokenCodec cluster_key(*keys);
+  Result<internal::TaskToken> worker_token = cluster_key.decode(task.task_token());
+  ASSERT_TRUE(worker_token) << worker_token.status().to_string();
+  internal::TaskToken node_token = *worker_token;  // what the source's node signs
+  node_token.set_transfer_credential(true);
+  internal::TaskToken elsewhere = node_token;
+  elsewhere.set_workflow_id("another-workflow");
+
+  // Start "intruder" as the source's child.
+  internal::RemoteTransfer request;
+  request.set_namespace_(worker_token->namespace_());
+  request.mutable_source()->set_workflow_id("transfer-source");
+  request.mutable_source()->set_run_id(source_run);
+  request.mutable_task()->set_kind(internal::TransferTask::KIND_START_CHILD);
+  request.mutable_task()->set_initiated_event_id(5);
+  auto* initiated = request.mutable_event()->mutable_start_child_workflow_execution_initiated();
+  initiated->set_workflow_id("intruder");
+  initiated->mutable_workflow_type()->set_name("sleeper");
+  initiated->mutable_task_queue()->set_name("q");
+  request.set_request_id("intruder-start");
+  auto apply = [&](const std::shared_ptr<grpc::Channel>& channel, const std::string& credential) {
+    internal::RemoteTransfer r = request;
+    r.set_credential(credential);
+    internal::RemoteTransferOutcome out;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    return internal::ClusterService::NewStub(channel)->ApplyTransfer(&context, r, &out);
+  };
+
+  auto database = [&] {
+    return std::vector<int64_t>{db.count("SELECT count(*) FROM executions"), db.count("SELECT count(*) FROM history"),
+                                db.count("SELECT count(*) FROM tasks"), db.count("SELECT count(*) FROM current_runs")};
+  };
+  const std::vector<int64_t> before = database();
+  const std::string node_credential = cluster_key.encode(node_token);
+  struct Refused {
+    std::string caller;
+    std::string client_certificate;
+    std::string credential;
+    grpc::StatusCode code;
+  };
+  const std::vector<Refused> refusals{
+      {"no client certificate", "", node_credential, grpc::StatusCode::UNAVAILABLE},
+      {"a client certificate of another CA", "stranger", node_credential, grpc::StatusCode::UNAVAILABLE},
+      {"no credential", "worker", "", grpc::StatusCode::UNAUTHENTICATED},
+      {"a damaged credential", "worker", std::string(80, 'x'), grpc::StatusCode::UNAUTHENTICATED},
+      {"a credential signed with another key", "worker", engine::TaskTokenCodec::ephemeral()->encode(node_token),
+       grpc::StatusCode::UNAUTHENTICATED},
+      {"a worker's task token", "worker", task.task_token(), grpc::StatusCode::PERMISSION_DENIED},
+      {"a node's credential for another execution", "worker", cluster_key.encode(elsewhere),
+       grpc::StatusCode::PERMISSION_DENIED},
+  };
+  for (const Refused& r : refusals) {
+    const grpc::Status s = apply(channel_as(r.client_certificate), r.credential);
+    EXPECT_EQ(s.error_code(), r.code) << r.caller << ": " << s.error_code() << " " << s.error_message();
+    std::cout << r.caller << ": " << s.error_code() << " " << s.error_message() << "\n";
+  }
+  EXPECT_EQ(runs_of(db, "intruder"), 0) << "a refused ApplyTransfer started the child";
+  EXPECT_EQ(database(), before) << "rows of executions, history, tasks, current_runs";
+
+  // The node's credential: the same call starts the child.
+  const grpc::Status accepted = apply(channel_as("worker"), node_credential);
+  EXPECT_TRUE(accepted.ok()) << accepted.error_message();
+  EXPECT_EQ(runs_of(db, "intruder"), 1);
 }
 
 }  // namespace

@@ -61,6 +61,14 @@ class REPRISE_EXPORT Connection {
   // later calls stay there. A call fails only when no address was
   // reachable in a whole round, or at its timeout. A Worker's poll that
   // fails so is polled again at the next address after the worker's pause.
+  // A node that stops answering on a connection already up (paused, or cut
+  // off by a network that drops packets) is found by keepalive pings: a
+  // ping every 10 s of quiet, unanswered for 5 s, closes the connection and
+  // fails its calls UNAVAILABLE, so they move on within 15 s rather than
+  // waiting out their timeouts (ConnectionOptions::keepalive_interval and
+  // keepalive_timeout). Measured with the defaults, a node stopped with
+  // SIGSTOP: a client's call on it moved after 15.3 s, a worker after
+  // 15.6 s (docs/cluster.md, "A node that stops answering").
   // Throws reprise::Error naming the entry when a list holds one that is
   // not HOST:PORT.
   static std::shared_ptr<Connection> remote(const std::string& address);

@@ -1,5 +1,6 @@
 // ConnectionOptions: how Connection::remote reaches a reprise-server: over
-// TLS or not, with which API key, in which namespace.
+// TLS or not, with which API key, in which namespace, and how soon a node
+// that stops answering is given up.
 //
 //   reprise::ConnectionOptions options;
 //   options.api_key = "rpk_...";          // from `reprise admin key create`
@@ -9,6 +10,7 @@
 // A plain value: copy it freely; no thread rule.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -27,6 +29,20 @@ struct REPRISE_EXPORT ConnectionOptions {
   // The namespace of every request this connection sends that names none
   // (the client's and the worker's); "" is the server's 'default'.
   std::string namespace_name;
+  // Keepalive pings on each connection to a node while a call is in
+  // flight (a worker's poll included): after keepalive_interval without a
+  // frame from the node a ping goes out, and when it is not answered within
+  // keepalive_timeout the connection is closed: its calls fail UNAVAILABLE,
+  // so with several addresses they go to the next node. This is what finds a node that stops answering on a
+  // connection already up (paused, or cut off by a network that drops
+  // packets rather than refusing them), which otherwise holds the calls
+  // until their timeouts (30 s; a worker's poll, 70 s). The defaults find
+  // one within 15 s, at one ping per 10 s of quiet per connection
+  // (docs/cluster.md, "A node that stops answering"). Each at least 1 s
+  // (the server refuses pings more often than every 500 ms); less is
+  // refused with reprise::Error.
+  std::chrono::milliseconds keepalive_interval = std::chrono::seconds(10);
+  std::chrono::milliseconds keepalive_timeout = std::chrono::seconds(5);
 
   // TLS from TlsOptions::from_environment(), the key from REPRISE_API_KEY
   // and the namespace from REPRISE_NAMESPACE. Throws as
