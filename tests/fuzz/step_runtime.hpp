@@ -8,13 +8,14 @@
 // input starts and joins no engine thread, and a parked poll or query times
 // out at once in virtual time instead of after real milliseconds.
 //
-// Thread safety: post(), schedule(), cancel(), size() and stop() from any
-// thread (an engine call that blocks, shutdown() or sweep_retention(), runs on
-// a helper thread while the harness's thread steps); run_one() and
-// fire_next_deadline() from the harness's thread only.
+// Thread safety: post(), schedule(), cancel(), size(), stop() and wake() from
+// any thread (an engine call that blocks, shutdown() or sweep_retention(),
+// runs on a helper thread while the harness's thread steps); run_one(),
+// wait_for_job() and fire_next_deadline() from the harness's thread only.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -55,6 +56,24 @@ class StepRuntime final : private engine::TaskRunner, private engine::Deadlines 
     return store_ != nullptr && store_->commit_next_batch();
   }
 
+  // Waits until a job is queued, wake() is called or `timeout` has passed
+  // (a batch queued for the writer says nothing: run_one() finds it). For
+  // the harness's thread while another thread is in an engine call that
+  // blocks, instead of spinning on run_one(): under ASan and a busy machine
+  // the spin took more CPU than the input.
+  void wait_for_job(std::chrono::microseconds timeout) {
+    std::unique_lock lock(mu_);
+    job_or_wake_.wait_for(lock, timeout, [this] { return !jobs_.empty() || woken_; });
+    woken_ = false;
+  }
+  void wake() {
+    {
+      std::lock_guard lock(mu_);
+      woken_ = true;
+    }
+    job_or_wake_.notify_one();
+  }
+
   // Moves the virtual clock to the earliest deadline and runs its callback;
   // false if none is waiting.
   bool fire_next_deadline() {
@@ -81,8 +100,11 @@ class StepRuntime final : private engine::TaskRunner, private engine::Deadlines 
   static constexpr SteadyTime kStart = SteadyTime(std::chrono::hours(1));
 
   void post(std::function<void()> job) override {
-    std::lock_guard lock(mu_);
-    jobs_.push_back(std::move(job));
+    {
+      std::lock_guard lock(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    job_or_wake_.notify_one();
   }
 
   SteadyTime now() const override {
@@ -116,6 +138,8 @@ class StepRuntime final : private engine::TaskRunner, private engine::Deadlines 
   }
 
   mutable std::mutex mu_;
+  std::condition_variable job_or_wake_;
+  bool woken_ = false;
   std::deque<std::function<void()>> jobs_;
   // By deadline, then by when it was scheduled.
   std::map<std::pair<SteadyTime, Id>, std::function<void()>> timed_;
