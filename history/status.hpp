@@ -66,12 +66,20 @@ class [[nodiscard]] Status {
     s.retryable_ = true;
     return s;
   }
+  // UNAVAILABLE from a shard moving between the nodes of a cluster: nothing
+  // was done, and the same request sent again after a pause reaches the
+  // shard's new owner.
+  static Status moved(std::string m) {
+    Status s(StatusCode::kUnavailable, std::move(m));
+    s.retryable_ = true;
+    return s;
+  }
 
   bool is_ok() const { return code_ == StatusCode::kOk; }
   explicit operator bool() const { return is_ok(); }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
-  // Made by busy(): try the same request again later.
+  // Made by busy() or moved(): try the same request again later.
   bool retryable() const { return retryable_; }
 
   // "ABORTED: execution wf-1/run-2 was changed by another writer"

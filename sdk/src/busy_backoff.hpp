@@ -1,5 +1,6 @@
-// BusyBackoff: the pause before a request the server refused as busy
-// (Status::retryable(), RESOURCE_EXHAUSTED from back-pressure) is sent
+// BusyBackoff: the pause before a request the server refused for now
+// (Status::retryable(): RESOURCE_EXHAUSTED from back-pressure, or
+// UNAVAILABLE from a shard moving between cluster nodes) is sent
 // again — the same request, so the same request id. 20 ms, doubling up to
 // 1 s, with jitter so refused callers do not come back in step.
 //

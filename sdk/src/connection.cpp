@@ -210,9 +210,9 @@ class RemoteConnection final : public Connection {
     }
   }
 
-  // A call the server refuses as busy is sent again, unchanged, until the
-  // timeout; one a node answers UNAVAILABLE goes to the next address
-  // (server_targets.hpp).
+  // A call the server refuses for now (busy, or its shard moving between
+  // nodes) is sent again, unchanged, until the timeout; one a node answers
+  // UNAVAILABLE otherwise goes to the next address (server_targets.hpp).
   template <typename Req, typename Resp>
   Resp call(const char* what, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*), const Req& asked,
             std::chrono::seconds timeout) {
@@ -229,12 +229,14 @@ class RemoteConnection final : public Connection {
       Resp out;
       grpc::Status s = (targets_.stub(at).*method)(&context, r, &out);
       if (s.ok()) return out;
-      if (refused_as_busy(s, context) && backoff.wait()) continue;
+      if (refused_for_now(s, context) && backoff.wait()) continue;
       if (!fail_over.next(at, s)) throw RpcError(s.error_code(), std::string(what) + ": " + fail_over.message(s));
     }
   }
-  static bool refused_as_busy(const grpc::Status& s, const grpc::ClientContext& context) {
-    return s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+  // Status::busy() or Status::moved() on the server: nothing was done.
+  static bool refused_for_now(const grpc::Status& s, const grpc::ClientContext& context) {
+    return (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED ||
+            s.error_code() == grpc::StatusCode::UNAVAILABLE) &&
            context.GetServerTrailingMetadata().count(kRetryableTrailer) > 0;
   }
 

@@ -133,5 +133,46 @@ TEST(ClusterTls, ARequestToTheNodeWithoutTheShardIsForwardedOverTlsAndServed) {
   EXPECT_EQ(forwarded, 5) << "too few of the ids are on b's shards";
 }
 
+// A second node joins while a client that knows only the first starts
+// workflows from several threads: shards move from the first node to the
+// second under the load, and a start caught in a move (its shard released,
+// or fenced, between its routing and its commit) is refused UNAVAILABLE,
+// retryable. The SDK sends it again after a pause, so no start fails.
+TEST(ClusterAddresses, StartsThroughOneAddressAllSucceedWhileAJoiningNodeTakesShards) {
+  REPRISE_POSTGRES_DATABASE(url);
+  auto a = cluster_node(url, "a", "1s");
+  ClusterDb db(url);
+  auto connection = Connection::remote(a->address());
+  std::atomic<bool> stop{false};
+  std::atomic<int> started{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  std::vector<std::thread> starters;
+  for (int t = 0; t < 8; ++t) {
+    starters.emplace_back([&, t] {
+      for (int i = 0; !stop; ++i) {
+        v1::StartWorkflowRequest r = start_request("join-" + std::to_string(t) + "-" + std::to_string(i));
+        try {
+          connection->start_workflow(r);
+          ++started;
+        } catch (const RpcError& e) {
+          std::lock_guard lock(mu);
+          failures.push_back(r.workflow_id() + ": " + e.what());
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(300ms);
+  auto b = cluster_node(url, "b", "1s");
+  const auto moved = wait_for([&] { return db.shards_of("b") > kShards / 4; }, 10s);
+  std::this_thread::sleep_for(500ms);  // and a little past the move
+  stop = true;
+  for (auto& s : starters) s.join();
+  ASSERT_TRUE(moved) << "b took no share of the shards";
+  EXPECT_GT(started.load(), 100);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " starts failed, e.g. " << failures.front();
+  std::cout << started.load() << " starts while " << db.shards_of("b") << " shards moved to the joining node\n";
+}
+
 }  // namespace
 }  // namespace reprise

@@ -155,8 +155,8 @@ void PgTransitionWriter::run() {
 Result<Step> PgTransitionWriter::fence(int64_t shard) const {
   const int64_t range = leases_->held_range(shard);
   if (range == 0) {
-    return Status::unavailable("shard " + std::to_string(shard) + " is not served by this node (" + leases_->node_id() +
-                               "); it is served by " + leases_->owner_of(shard));
+    return Status::moved("shard " + std::to_string(shard) + " is not served by this node (" + leases_->node_id() +
+                         "); it is served by " + leases_->owner_of(shard));
   }
   Step step;
   step.sql = "SELECT 1 FROM shards WHERE shard_id = $1 AND owner = $2 AND range_id = $3 FOR UPDATE";
@@ -169,8 +169,8 @@ Result<Step> PgTransitionWriter::fence(int64_t shard) const {
     if (now && now->rows() == 1) {
       holder = "node " + now->get_bytes(0, 0) + " (range_id " + std::to_string(now->get_int(0, 1)) + ")";
     }
-    return Status::unavailable("shard " + std::to_string(shard) + " was taken over by " + holder +
-                               ": this node's lease on it, range_id " + std::to_string(range) + ", is gone");
+    return Status::moved("shard " + std::to_string(shard) + " was taken over by " + holder +
+                         ": this node's lease on it, range_id " + std::to_string(range) + ", is gone");
   };
   step.fences = shard;
   return step;

@@ -55,9 +55,12 @@ class REPRISE_EXPORT Connection {
   // `address` is one gRPC target ("host:7233", "unix:/path"), or the nodes
   // of a cluster as HOST:PORT entries separated by commas
   // ("a:7233,b:7233,[::1]:7233"; docs/cluster.md). With several, calls go
-  // to one node (the first, to begin with) while it answers; a call it
-  // answers UNAVAILABLE (unreachable within 2 s, dead, shutting down, or its
-  // shard moving between nodes) is sent again to the next address, and
+  // to one node (the first, to begin with) while it answers. A call the
+  // server refuses for now — busy, or its workflow's shard moving between
+  // nodes (a node joined or left) — is sent again unchanged after a pause
+  // (20 ms, doubling to 1 s) until its timeout, with one address or several.
+  // With several, a call a node answers UNAVAILABLE otherwise (unreachable
+  // within 2 s, dead, shutting down) is sent again to the next address, and
   // later calls stay there. A call fails only when no address was
   // reachable in a whole round, or at its timeout. A Worker's poll that
   // fails so is polled again at the next address after the worker's pause.
