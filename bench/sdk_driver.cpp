@@ -227,6 +227,9 @@ struct Level {
   double p50_ms = 0, p99_ms = 0;
   int64_t workflows = 0;
   std::string storage;  // remote: bench::per_workflow for the run
+  // The run's slowest workflow, whose history shows where its time went.
+  std::string slowest_id;
+  double slowest_ms = 0;
   // Per workflow: the server processes' (none when embedded), this one's
   // (client and worker; the embedded engine too) and the database's (the
   // PostgreSQL of a cluster mode) CPU ms and context switches.
@@ -246,12 +249,16 @@ Level run_level(const std::vector<std::unique_ptr<Client>>& clients, int concurr
   std::atomic<int64_t> done{0};
   std::mutex mu;
   std::vector<double> latencies;
+  std::string slowest_id;
+  double slowest_ms = 0;
   const auto end = Steady::now() + std::chrono::seconds(seconds);
   std::vector<std::thread> threads;
   for (int t = 0; t < concurrency; ++t) {
     threads.emplace_back([&, t] {
       std::vector<double> mine;
       Client& client = *clients[static_cast<size_t>(t) % clients.size()];
+      std::string my_slowest_id;
+      double my_slowest_ms = 0;
       for (int64_t i = 0; Steady::now() < end; ++i) {
         const auto start = Steady::now();
         const std::string id = tag + "-" + std::to_string(t) + "-" + std::to_string(i);
@@ -262,10 +269,18 @@ Level run_level(const std::vector<std::unique_ptr<Client>>& clients, int concurr
           client.execute(hello_wf, {.id = id, .task_queue = "bench", .eager_start = eager_start}, std::string("bench"));
         }
         mine.push_back(std::chrono::duration<double, std::milli>(Steady::now() - start).count());
+        if (mine.back() > my_slowest_ms) {
+          my_slowest_ms = mine.back();
+          my_slowest_id = id;
+        }
         ++done;
       }
       std::lock_guard lock(mu);
       latencies.insert(latencies.end(), mine.begin(), mine.end());
+      if (my_slowest_ms > slowest_ms) {
+        slowest_ms = my_slowest_ms;
+        slowest_id = my_slowest_id;
+      }
     });
   }
   const auto started = Steady::now();
@@ -275,6 +290,8 @@ Level run_level(const std::vector<std::unique_ptr<Client>>& clients, int concurr
   Level l;
   l.workflows = done;
   l.per_second = static_cast<double>(done) / elapsed;
+  l.slowest_id = slowest_id;
+  l.slowest_ms = slowest_ms;
   if (!latencies.empty()) {
     l.p50_ms = latencies[latencies.size() / 2];
     l.p99_ms = latencies[std::min(latencies.size() - 1, latencies.size() * 99 / 100)];
@@ -433,6 +450,11 @@ int hello_mode(const std::string& server_binary, const std::string& baseline_bin
           l.driver = per_workflow(driver_before, process_counters(getpid()), l.workflows);
           l.server = per_workflow(server_before, sum_of_counters(servers), l.workflows);
           l.database = per_workflow(database_before, sum_of_counters(database), l.workflows);
+          if (l.slowest_ms > 1000) {  // far beyond one workflow's work: its history says what it waited for
+            std::printf("round %d, %s %d: slowest %s took %.0f ms: %s\n", round + 1, mode.c_str(), level,
+                        l.slowest_id.c_str(), l.slowest_ms,
+                        history_shape(*connections[mode].front(), l.slowest_id).c_str());
+          }
           if (stats_stub) {
             l.storage = bench::per_workflow(before, bench::storage_stats(*stats_stub), l.workflows);
             std::printf("round %d, %s %d: %s\n", round + 1, mode.c_str(), level, l.storage.c_str());
