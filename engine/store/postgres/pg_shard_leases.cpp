@@ -124,6 +124,8 @@ std::string PgShardLeases::served_array() const {
 void PgShardLeases::set_address(std::string address) {
   std::lock_guard lock(mu_);
   address_ = std::move(address);
+  announce_now_ = true;  // the others may forward to it, and give it its shards, from the next round on
+  cv_.notify_all();
 }
 
 void PgShardLeases::listen(ShardListener listener) {
@@ -164,7 +166,10 @@ Status PgShardLeases::round() {
   }
   Result<PgResult> beat = db_->query(
       "INSERT INTO cluster_members (node_id, address, heartbeat_at) VALUES ($1, $2, now()) "
-      "ON CONFLICT (node_id) DO UPDATE SET address = excluded.address, heartbeat_at = excluded.heartbeat_at",
+      "ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, "
+      // A node restarting under its name keeps the address it had until it
+      // announces its new one (at once, set_address), and so its shards.
+      "address = CASE WHEN excluded.address = '' THEN cluster_members.address ELSE excluded.address END",
       PgParams().add_text(me).add_text(address));
   if (!beat) return beat.status();
   Result<PgResult> live = db_->query(
@@ -176,12 +181,19 @@ Status PgShardLeases::round() {
       db_->query("SELECT shard_id, owner, range_id, expires_at < now() FROM shards ORDER BY shard_id");
   if (!shards) return shards.status();
 
-  std::vector<std::string> nodes;
+  // The nodes shards are spread over: the live ones that announced an
+  // address, since a request for a shard is forwarded to its owner's. A
+  // node that has none yet (it opened its store and is not yet listening)
+  // gets shards only when no live node has one: a lone node takes them all
+  // before it serves.
+  std::vector<std::string> nodes, without_address;
   std::map<std::string, std::string> members;
   for (int i = 0; i < live->rows(); ++i) {
-    nodes.push_back(live->get_bytes(i, 0));
-    members[nodes.back()] = live->get_bytes(i, 1);
+    const std::string node = live->get_bytes(i, 0);
+    members[node] = live->get_bytes(i, 1);
+    (members[node].empty() ? without_address : nodes).push_back(node);
   }
+  if (nodes.empty()) nodes = std::move(without_address);
   std::map<int64_t, std::string> owners;
   const size_t n = static_cast<size_t>(shard_count_);
   ShardSet lost(n, false), released(n, false);
@@ -293,8 +305,9 @@ void PgShardLeases::run() {
   const auto every = options_.lease / 4;
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    cv_.wait_for(lock, every, [this] { return stopping_; });
+    cv_.wait_for(lock, every, [this] { return stopping_ || announce_now_; });
     if (stopping_) break;
+    announce_now_ = false;
     lock.unlock();
     Status s = round();
     if (!s.is_ok() && db_->broken()) (void)db_->reconnect();

@@ -78,8 +78,9 @@ class PgShardLeases final : public ShardOwnership {
   // or "" when it serves all of them.
   std::string served_array() const;
   const std::string& node_id() const { return options_.node_id; }
-  // The address to announce from the next heartbeat on (a server that
-  // listens on port 0 learns its port after the store is open).
+  // The address to announce, in a round at once (a server that listens on
+  // port 0 learns its port after the store is open). A node gets shards
+  // only once it has one, unless no live node has.
   void set_address(std::string address);
 
  private:
@@ -104,6 +105,7 @@ class PgShardLeases final : public ShardOwnership {
   std::map<int64_t, std::string> owners_;       // shard -> its owner node, as last read
   std::map<std::string, std::string> members_;  // live node -> address
   std::string address_;
+  bool announce_now_ = false;  // an address was set: a round at once
   bool stopping_ = false;
   std::condition_variable cv_;
 
