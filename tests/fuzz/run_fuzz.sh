@@ -36,7 +36,10 @@ for h in "${harnesses[@]}"; do
   [ -f "tests/fuzz/${h}_fuzz.cpp" ] || { echo "./run fuzz: no harness $h (tests/fuzz/${h}_fuzz.cpp)" >&2; exit 2; }
   targets+=("tests/fuzz/${h}_fuzz")
 done
-ninja -C "$dir" "${targets[@]}" >/dev/null || ninja -C "$dir" "${targets[@]}"
+# One build at a time on a machine others build on too (the lock the docs'
+# build commands take); flock is util-linux's, in every Debian.
+build() { flock "${TMPDIR:-/tmp}/ninja.lock" nice ninja -C "$dir" "${targets[@]}"; }
+build >/dev/null || build
 
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
