@@ -1,6 +1,8 @@
 // What the cluster tests share: a node (a reprise-server on the test's
-// PostgreSQL database, with a name and a short lease), the test's own look
-// at the database, and waiting for a condition.
+// PostgreSQL database, with a name and a short lease), the flags of a node
+// that serves mutual TLS and a caller's credentials for it, the test's own
+// look at the database, and waiting for a condition, such as two nodes
+// splitting the shards.
 #pragma once
 
 #include <chrono>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "../server/server_harness.hpp"
+#include "../server/test_certificates.hpp"
 #include "../store/test_postgres.hpp"
 #include "engine/store/postgres/pg_connection.hpp"
 #include "engine/store/shard.hpp"
@@ -30,6 +33,25 @@ inline std::unique_ptr<Server> cluster_node(const std::string& db, const std::st
   std::vector<std::string> flags{"--node-id", node_id, "--shard-lease", lease};
   flags.insert(flags.end(), more_flags.begin(), more_flags.end());
   return std::make_unique<Server>(db, flags);
+}
+
+// The flags of a node that serves mutual TLS with `c`'s node certificate,
+// requires its callers' certificates signed by `c`'s CA, and checks the
+// other nodes' against it when it forwards to them. The nodes announce
+// their host name, which the certificate does not carry: the name it does,
+// localhost, is given.
+inline std::vector<std::string> mutual_tls_node_flags(const Certificates& c) {
+  return {"--tls-cert",     c.path("node.pem"), "--tls-key",      c.path("node.key"),       "--tls-client-ca",
+          c.path("ca.pem"), "--tls-peer-ca",    c.path("ca.pem"), "--tls-peer-server-name", "localhost"};
+}
+// A caller's credentials for such a node: `c`'s CA trusted, `c`'s worker
+// certificate presented.
+inline std::shared_ptr<grpc::ChannelCredentials> mutual_tls_worker_credentials(const Certificates& c) {
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = c.read("ca.pem");
+  options.pem_cert_chain = c.read("worker.pem");
+  options.pem_private_key = c.read("worker.key");
+  return grpc::SslCredentials(options);
 }
 
 // The test's own look at the database.
@@ -70,6 +92,18 @@ std::optional<std::chrono::milliseconds> wait_for(Done done, std::chrono::millis
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return std::nullopt;
+}
+
+// Waits up to 10 s for nodes `first` and `second` to split the shards: each
+// holds some, and together all of them.
+inline bool shards_split_between(ClusterDb& db, const std::string& first, const std::string& second) {
+  return wait_for(
+             [&] {
+               const int64_t of_first = db.shards_of(first), of_second = db.shards_of(second);
+               return of_first > 0 && of_second > 0 && of_first + of_second == kShards;
+             },
+             std::chrono::seconds(10))
+      .has_value();
 }
 
 }  // namespace reprise::cluster_testing

@@ -205,7 +205,7 @@ TEST(Cluster, KillNineOfOneNodeUnderLoadLosesNoAcknowledgedStart) {
   auto a = cluster_node(url, "a", "1s");
   auto b = cluster_node(url, "b", "1s");
   ClusterDb db(url);
-  ASSERT_TRUE(wait_for([&] { return db.shards_of("a") > 0 && db.shards_of("b") > 0; }, std::chrono::seconds(10)));
+  ASSERT_TRUE(shards_split_between(db, "a", "b"));
   std::map<std::string, Stub*> nodes{{"a", &a->stub()}, {"b", &b->stub()}};
   HandOuts seen;
   std::atomic<bool> stop{false};
@@ -266,7 +266,7 @@ TEST(Cluster, AClientAndAWorkerConnectedToOneNodeRunWorkflowsOnEveryShard) {
   auto a = cluster_node(url, "a", "1s");
   auto b = cluster_node(url, "b", "1s");
   ClusterDb db(url);
-  ASSERT_TRUE(wait_for([&] { return db.shards_of("a") > 0 && db.shards_of("b") > 0; }, std::chrono::seconds(10)));
+  ASSERT_TRUE(shards_split_between(db, "a", "b"));
   HandOuts seen;
   std::atomic<bool> stop{false};
   std::thread worker([&] { work(a->stub(), seen, stop); });
@@ -321,7 +321,7 @@ TEST(Cluster, KillNineOfTheNodeTheClientDoesNotKnowLosesNoAcknowledgedStart) {
   auto a = cluster_node(url, "a", "1s");
   auto b = cluster_node(url, "b", "1s");
   ClusterDb db(url);
-  ASSERT_TRUE(wait_for([&] { return db.shards_of("a") > 0 && db.shards_of("b") > 0; }, std::chrono::seconds(10)));
+  ASSERT_TRUE(shards_split_between(db, "a", "b"));
   HandOuts seen;
   std::atomic<bool> stop{false};
   std::thread worker([&] { work(a->stub(), seen, stop); });

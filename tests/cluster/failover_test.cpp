@@ -9,7 +9,6 @@
 #include <mutex>
 #include <thread>
 
-#include "../server/test_certificates.hpp"
 #include "cluster_harness.hpp"
 #include "reprise/activity.hpp"
 #include "reprise/client.hpp"
@@ -41,7 +40,7 @@ TEST(ClusterAddresses, AClientAndAWorkerGivenTwoAddressesLoseNoAcknowledgedStart
   auto a = cluster_node(url, "a", "1s");
   auto b = cluster_node(url, "b", "1s");
   ClusterDb db(url);
-  ASSERT_TRUE(wait_for([&] { return db.shards_of("a") > 0 && db.shards_of("b") > 0; }, 10s));
+  ASSERT_TRUE(shards_split_between(db, "a", "b"));
   auto connection = Connection::remote(a->address() + "," + b->address());
   Worker worker(connection, {.task_queue = "failover", .workflow_threads = 4, .activity_threads = 4});
   worker.register_workflow(failover_hello_wf);
@@ -98,20 +97,11 @@ TEST(ClusterAddresses, AClientAndAWorkerGivenTwoAddressesLoseNoAcknowledgedStart
 TEST(ClusterTls, ARequestToTheNodeWithoutTheShardIsForwardedOverTlsAndServed) {
   REPRISE_POSTGRES_DATABASE(url);
   Certificates c;
-  // The nodes announce their host name, which the certificate does not
-  // carry: the name it does is given.
-  const std::vector<std::string> tls{
-      "--tls-cert",     c.path("node.pem"), "--tls-key",      c.path("node.key"),       "--tls-client-ca",
-      c.path("ca.pem"), "--tls-peer-ca",    c.path("ca.pem"), "--tls-peer-server-name", "localhost"};
-  auto a = cluster_node(url, "a", "1s", tls);
-  auto b = cluster_node(url, "b", "1s", tls);
+  auto a = cluster_node(url, "a", "1s", mutual_tls_node_flags(c));
+  auto b = cluster_node(url, "b", "1s", mutual_tls_node_flags(c));
   ClusterDb db(url);
-  ASSERT_TRUE(wait_for([&] { return db.shards_of("a") > 0 && db.shards_of("b") > 0; }, 10s));
-  grpc::SslCredentialsOptions client_tls;
-  client_tls.pem_root_certs = c.read("ca.pem");
-  client_tls.pem_cert_chain = c.read("worker.pem");
-  client_tls.pem_private_key = c.read("worker.key");
-  auto to_a = v1::WorkflowService::NewStub(grpc::CreateChannel(a->address(), grpc::SslCredentials(client_tls)));
+  ASSERT_TRUE(shards_split_between(db, "a", "b"));
+  auto to_a = v1::WorkflowService::NewStub(grpc::CreateChannel(a->address(), mutual_tls_worker_credentials(c)));
 
   int forwarded = 0;
   for (int i = 0; i < 40 && forwarded < 5; ++i) {

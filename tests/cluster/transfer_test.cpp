@@ -14,7 +14,6 @@
 #include <fstream>
 #include <thread>
 
-#include "../server/test_certificates.hpp"
 #include "cluster_harness.hpp"
 #include "engine/execution/task_token_codec.hpp"
 #include "engine/store/task_token_keys.hpp"
@@ -35,13 +34,7 @@ struct TwoNodes {
   explicit TwoNodes(const std::string& url) : db(url) {
     a = cluster_node(url, "a", "1s");
     b = cluster_node(url, "b", "1s");
-    split =
-        wait_for(
-            [&] {
-              return db.shards_of("a") > 0 && db.shards_of("b") > 0 && db.shards_of("a") + db.shards_of("b") == kShards;
-            },
-            10s)
-            .has_value();
+    split = shards_split_between(db, "a", "b");
   }
   ClusterDb db;
   std::unique_ptr<Server> a, b;
@@ -344,11 +337,7 @@ TEST(ClusterTransfer, AKillBetweenTheRemoteApplyAndItsRecordDoublesNothing) {
     return a;
   };
   auto a = start_a(true);
-  ASSERT_TRUE(wait_for(
-      [&] {
-        return db.shards_of("a") > 0 && db.shards_of("b") > 0 && db.shards_of("a") + db.shards_of("b") == kShards;
-      },
-      10s));
+  ASSERT_TRUE(shards_split_between(db, "a", "b"));
   TransferWorker worker(b->stub());
   const std::string parent = transfer_id_on(db, "parent-a-", "a");
   const std::string child = transfer_id_on(db, "child-b-", "b");
@@ -412,11 +401,7 @@ TEST(ClusterTransfer, AParentThatClosesWhileItsChildsStartIsInFlightGivesThatOne
   ::setenv("REPRISE_FAULT_HOLD_APPLY_TRANSFER", hold.path().c_str(), 1);
   auto b = cluster_node(url, "b", "1s");
   ::unsetenv("REPRISE_FAULT_HOLD_APPLY_TRANSFER");
-  ASSERT_TRUE(wait_for(
-      [&] {
-        return db.shards_of("a") > 0 && db.shards_of("b") > 0 && db.shards_of("a") + db.shards_of("b") == kShards;
-      },
-      10s));
+  ASSERT_TRUE(shards_split_between(db, "a", "b"));
   TransferWorker worker(a->stub());
   const std::string completing = transfer_id_on(db, "completing-a-", "a");
   const std::string terminated = transfer_id_on(db, "terminated-a-", "a");
@@ -478,22 +463,11 @@ TEST(ClusterTransfer, AParentThatClosesWhileItsChildsStartIsInFlightGivesThatOne
 TEST(ClusterTransfer, TransfersBetweenNodesThatServeMutualTlsCrossOverTls) {
   REPRISE_POSTGRES_DATABASE(url);
   Certificates c;
-  const std::vector<std::string> tls{
-      "--tls-cert",     c.path("node.pem"), "--tls-key",      c.path("node.key"),       "--tls-client-ca",
-      c.path("ca.pem"), "--tls-peer-ca",    c.path("ca.pem"), "--tls-peer-server-name", "localhost"};
   ClusterDb db(url);
-  auto a = cluster_node(url, "a", "1s", tls);
-  auto b = cluster_node(url, "b", "1s", tls);
-  ASSERT_TRUE(wait_for(
-      [&] {
-        return db.shards_of("a") > 0 && db.shards_of("b") > 0 && db.shards_of("a") + db.shards_of("b") == kShards;
-      },
-      10s));
-  grpc::SslCredentialsOptions client_tls;
-  client_tls.pem_root_certs = c.read("ca.pem");
-  client_tls.pem_cert_chain = c.read("worker.pem");
-  client_tls.pem_private_key = c.read("worker.key");
-  auto to_a = v1::WorkflowService::NewStub(grpc::CreateChannel(a->address(), grpc::SslCredentials(client_tls)));
+  auto a = cluster_node(url, "a", "1s", mutual_tls_node_flags(c));
+  auto b = cluster_node(url, "b", "1s", mutual_tls_node_flags(c));
+  ASSERT_TRUE(shards_split_between(db, "a", "b"));
+  auto to_a = v1::WorkflowService::NewStub(grpc::CreateChannel(a->address(), mutual_tls_worker_credentials(c)));
   TransferWorker worker(*to_a);
   const std::string terminate = std::to_string(v1::PARENT_CLOSE_POLICY_TERMINATE);
   const std::string parent = transfer_id_on(db, "tls-parent-a-", "a");
@@ -524,9 +498,7 @@ TEST(ClusterTransfer, AnApplyTransferWithoutANodesCredentialIsRefusedAndChangesN
   REPRISE_POSTGRES_DATABASE(url);
   Certificates c;
   ClusterDb db(url);
-  auto a = cluster_node(url, "a", "1s",
-                        {"--tls-cert", c.path("node.pem"), "--tls-key", c.path("node.key"), "--tls-client-ca",
-                         c.path("ca.pem"), "--tls-peer-ca", c.path("ca.pem"), "--tls-peer-server-name", "localhost"});
+  auto a = cluster_node(url, "a", "1s", mutual_tls_node_flags(c));
   ASSERT_TRUE(wait_for([&] { return db.shards_of("a") == kShards; }, 10s));
   auto channel_as = [&](const std::string& client) {
     grpc::SslCredentialsOptions tls;
