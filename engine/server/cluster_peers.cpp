@@ -1,7 +1,5 @@
 #include "engine/server/cluster_peers.hpp"
 
-#include "engine/server/keepalive.hpp"
-
 namespace reprise::engine {
 
 bool ClusterPeers::forwarded(const grpc::CallbackServerContext* incoming) {
@@ -24,7 +22,7 @@ std::shared_ptr<grpc::Channel> ClusterPeers::Transport::channel(const std::strin
   if (!server_name.empty()) args.SetSslTargetNameOverride(server_name);
   args.SetMaxReceiveMessageSize(64 << 20);
   args.SetMaxSendMessageSize(64 << 20);
-  ping_peer(args);
+  ping_peer(args, keepalive);
   return grpc::CreateCustomChannel(address, credentials, args);
 }
 

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/server/keepalive.hpp"
 #include "reprise/v1/service.grpc.pb.h"
 
 namespace reprise::engine {
@@ -37,9 +38,11 @@ class ClusterPeers {
     // The name the other nodes' certificates must carry, when it is not the
     // host of their announced address; "" checks that host.
     std::string server_name;
+    // The pings on these channels.
+    PeerKeepalive keepalive;
 
-    // A channel to the node at `address` (host:port), made so: pinged
-    // (keepalive.hpp), messages up to 64 MiB.
+    // A channel to the node at `address` (host:port), made so: pinged as
+    // `keepalive` says (keepalive.hpp), messages up to 64 MiB.
     std::shared_ptr<grpc::Channel> channel(const std::string& address) const;
   };
 

@@ -11,9 +11,9 @@ void accept_keepalive_pings(grpc::ServerBuilder& builder) {
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
 }
 
-void ping_peer(grpc::ChannelArguments& args) {
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(kPeerPingInterval.count()));
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(kPeerPingTimeout.count()));
+void ping_peer(grpc::ChannelArguments& args, const PeerKeepalive& keepalive) {
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(keepalive.interval.count()));
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(keepalive.timeout.count()));
   // During calls only, as the SDK (sdk/src/connection.cpp): an idle
   // connection has nothing to lose, and its next call pings.
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);

@@ -13,8 +13,11 @@
 //   (too_many_pings) after gRPC's default two strikes;
 // - the pings a node sends on its own channels to the other nodes
 //   (forwarding, fanned-out polls, transfer tasks) while a call is in
-//   flight: every kPeerPingInterval of quiet, the connection closed when one
-//   is not answered within kPeerPingTimeout.
+//   flight: every PeerKeepalive::interval of quiet, the connection closed
+//   when one is not answered within PeerKeepalive::timeout
+//   (--peer-keepalive-interval, --peer-keepalive-timeout). A client's call
+//   that a node forwards to a node that stops answering is found by these,
+//   not by the client's own pings, which see a node that answers.
 //
 // Thread rule: main thread, before the server and the channels are built.
 #pragma once
@@ -31,16 +34,23 @@ namespace reprise::engine {
 // and its answer: accepting two a second from a caller costs nothing
 // noticeable, and refusing faster ones still stops a runaway client.
 inline constexpr std::chrono::milliseconds kMinPingInterval{500};
-// A node's pings to the other nodes: what the SDK uses by default, for the
+// A node's pings to the other nodes. By default what the SDK uses, for the
 // same reasons (docs/cluster.md): a peer that stops answering is found
 // within 15 s, well inside a forwarded call's 30 s, at one ping per 10 s of
-// quiet per connection.
-inline constexpr std::chrono::milliseconds kPeerPingInterval{10'000};
-inline constexpr std::chrono::milliseconds kPeerPingTimeout{5'000};
+// quiet per connection. Each between kMinPeerKeepalive and kMaxPeerKeepalive.
+struct PeerKeepalive {
+  std::chrono::milliseconds interval{10'000};
+  std::chrono::milliseconds timeout{5'000};
+};
+// The SDK's bounds (ConnectionOptions::keepalive_interval): twice
+// kMinPingInterval, so the other nodes take every ping; gRPC's timers hold
+// no more than 24 h.
+inline constexpr std::chrono::milliseconds kMinPeerKeepalive{1'000};
+inline constexpr std::chrono::milliseconds kMaxPeerKeepalive{24 * 3'600'000};
 
 // The server side: accept keepalive pings from callers (see above).
 void accept_keepalive_pings(grpc::ServerBuilder& builder);
 // A channel to another node: ping it (see above).
-void ping_peer(grpc::ChannelArguments& args);
+void ping_peer(grpc::ChannelArguments& args, const PeerKeepalive& keepalive);
 
 }  // namespace reprise::engine

@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reprise-server: %s\n", peers.status().message().c_str());
     return 1;
   }
+  peers->keepalive = flags.peer_keepalive;
   // The web UI asks for no login: beyond loopback only knowingly.
   if (!flags.ui_listen.empty() && !flags.tls.insecure && !is_loopback_host(listen_host(flags.ui_listen))) {
     std::fprintf(stderr,

@@ -53,6 +53,25 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
       },
       "PostgreSQL: how long a node's shard leases last unrenewed (renewed every quarter of it): a node that "
       "crashes, pauses or is cut off loses its shards to the others after about this. Default 10s");
+  // A node's pings to the others, each within the SDK's bounds.
+  auto peer_keepalive = [&app](const std::string& name, std::chrono::milliseconds& into,
+                               const std::string& description) {
+    command_line::add_duration_flag(
+        app, name,
+        [&into, name](std::chrono::milliseconds value) {
+          if (value < kMinPeerKeepalive || value > kMaxPeerKeepalive)
+            throw CLI::ValidationError(name, "must be between 1s and 24h");
+          into = value;
+        },
+        description);
+  };
+  peer_keepalive("--peer-keepalive-interval", f.peer_keepalive.interval,
+                 "PostgreSQL cluster: how long a connection to another node may be quiet, while a call on it waits "
+                 "(a forwarded request, a fanned-out poll, a transfer), before this node pings that node. Default "
+                 "10s; docs/cluster.md, \"A node that stops answering\"");
+  peer_keepalive("--peer-keepalive-timeout", f.peer_keepalive.timeout,
+                 "PostgreSQL cluster: how long a ping to another node may go unanswered before the connection is "
+                 "closed and its calls fail UNAVAILABLE (a client's forwarded call is then sent again). Default 5s");
   app.add_option("--listen", f.listen, "The address to serve on (port 0 picks one)")
       ->type_name("HOST:PORT")
       ->capture_default_str();

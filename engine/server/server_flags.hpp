@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/engine.hpp"
+#include "engine/server/keepalive.hpp"
 #include "engine/server/server_tls.hpp"
 #include "engine/store/postgres/postgres_store.hpp"
 #include "engine/store/sqlite_store.hpp"
@@ -17,8 +18,9 @@ struct ServerFlags {
   std::string db = "./reprise.db";
   std::string listen = "127.0.0.1:7233";
   TlsFlags tls;
-  std::string metrics_listen;  // "": no metrics listener
-  std::string ui_listen;       // "": no web UI
+  PeerKeepalive peer_keepalive;  // a cluster node's pings to the others
+  std::string metrics_listen;    // "": no metrics listener
+  std::string ui_listen;         // "": no web UI
   EngineOptions engine;
   StoreOptions store;             // a SQLite --db
   PostgresStoreOptions postgres;  // a postgresql:// --db

@@ -69,9 +69,11 @@ class REPRISE_EXPORT Connection {
   // ping every 10 s of quiet, unanswered for 5 s, closes the connection and
   // fails its calls UNAVAILABLE, so they move on within 15 s rather than
   // waiting out their timeouts (ConnectionOptions::keepalive_interval and
-  // keepalive_timeout). Measured with the defaults, a node stopped with
-  // SIGSTOP: a client's call on it moved after 15.3 s, a worker after
-  // 15.6 s (docs/cluster.md, "A node that stops answering").
+  // keepalive_timeout; a call another node forwards to the stopped one is
+  // found by the nodes' pings, reprise-server --peer-keepalive-*).
+  // Measured with the defaults, a node stopped with SIGSTOP: a client's call
+  // on it moved after 15.2 s, one forwarded to it after 15.0 s, a worker
+  // after 15.4 s (docs/cluster.md, "A node that stops answering").
   // Throws reprise::Error naming the entry when a list holds one that is
   // not HOST:PORT.
   static std::shared_ptr<Connection> remote(const std::string& address);
