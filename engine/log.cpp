@@ -137,6 +137,7 @@ std::string format_line(Format format, std::string_view timestamp, Level level, 
 }
 
 void write(Level level, std::string_view message, std::initializer_list<Field> fields) {
+  if (!enabled(level)) return;
   std::string line = format_line(current_format.load(std::memory_order_relaxed), timestamp(), level, message, fields);
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stderr);  // stderr is unbuffered: one write per line

@@ -36,6 +36,9 @@ struct Field {
   std::string value;
 };
 
+// Writes the line when `level` is enabled, else nothing: a caller that picks
+// the level at run time need not check it. The helpers below check first so
+// that a line left out costs no formatting of its fields.
 void write(Level level, std::string_view message, std::initializer_list<Field> fields = {});
 
 inline void debug(std::string_view m, std::initializer_list<Field> f = {}) {

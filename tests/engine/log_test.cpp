@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../captured_stderr.hpp"
+
 namespace reprise::log {
 namespace {
 
@@ -61,6 +63,25 @@ TEST(Log, LevelsAndFormatsFilterAndParse) {
   EXPECT_EQ(*parse_format("json"), Format::kJson);
   EXPECT_EQ(*parse_format("logfmt"), Format::kLogfmt);
   EXPECT_EQ(parse_format("xml").status().message(), "log format must be logfmt or json, got 'xml'");
+}
+
+// A line written with its level picked at run time (as a transfer's retry
+// is: debug for the first few, then warn) is left out below the level set.
+TEST(Log, WriteLeavesOutALineBelowTheLevelSet) {
+  set_format(Format::kLogfmt);
+  set_level(Level::kWarn);
+  const std::string at_warn = ::reprise::testing::captured_stderr_of([] {
+    write(Level::kDebug, "transfer task retried", {{"attempt", "1"}});
+    write(Level::kWarn, "transfer task keeps failing", {{"attempt", "5"}});
+  });
+  set_level(Level::kDebug);
+  const std::string at_debug = ::reprise::testing::captured_stderr_of([] {
+    write(Level::kDebug, "transfer task retried", {{"attempt", "1"}});
+  });
+  set_level(Level::kInfo);
+  EXPECT_EQ(at_warn.find("transfer task retried"), std::string::npos) << at_warn;
+  EXPECT_NE(at_warn.find("level=warn msg=\"transfer task keeps failing\" attempt=5"), std::string::npos) << at_warn;
+  EXPECT_NE(at_debug.find("level=debug msg=\"transfer task retried\" attempt=1"), std::string::npos) << at_debug;
 }
 
 }  // namespace
