@@ -1,6 +1,8 @@
 // A PostgreSQL of the test process's own: initdb into a temporary directory
 // and `postgres` on a free loopback port, started at the first use and
 // stopped when the process exits; each test asks for a fresh database.
+// A test that crashes or fails over its database starts a private one
+// (start_private), and a streaming standby of it (start_standby).
 // PostgreSQL refuses to run as root, so as root it runs as the `postgres`
 // system user the Debian package creates (setpriv). Missing PostgreSQL:
 // tests skip, except under CI=true, where they fail (./run installs it).
@@ -20,8 +22,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +55,67 @@ class TestPostgres {
     if (why != nullptr) *why = failure;
     return instance.get();
   }
+
+  // A PostgreSQL of the caller's own, with `settings` (name=value) on its
+  // command line; stopped when the pointer goes. Null and `why` when it
+  // cannot be started.
+  static std::unique_ptr<TestPostgres> start_private(const std::vector<std::string>& settings, std::string& why) {
+    auto pg = std::unique_ptr<TestPostgres>(new TestPostgres());
+    pg->settings_ = settings;
+    why = pg->make_directory();
+    if (why.empty()) why = pg->init_data();
+    if (why.empty()) why = pg->launch();
+    return why.empty() ? std::move(pg) : nullptr;
+  }
+
+  // A hot standby of this PostgreSQL (pg_basebackup -R: it streams this
+  // one's WAL and answers read-only queries), with `settings`; null and `why`
+  // when it cannot be started.
+  std::unique_ptr<TestPostgres> start_standby(const std::vector<std::string>& settings, std::string& why) {
+    auto standby = std::unique_ptr<TestPostgres>(new TestPostgres());
+    standby->settings_ = settings;
+    why = standby->make_directory();
+    if (!why.empty()) return nullptr;
+    const std::string log = standby->dir_ + "/log";
+    const pid_t copy = spawn({bin_dir() + "/pg_basebackup", "-D", standby->dir_ + "/data", "-h", "127.0.0.1", "-p",
+                              std::to_string(port_), "-U", "postgres", "-R", "-X", "stream", "--no-sync"},
+                             log);
+    int status = 0;
+    if (copy < 0 || ::waitpid(copy, &status, 0) != copy || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      why = "pg_basebackup failed (see " + log + ")";
+      return nullptr;
+    }
+    why = standby->launch();
+    return why.empty() ? std::move(standby) : nullptr;
+  }
+
+  // The machine under it lost: the postmaster and every process it started
+  // killed at once (SIGKILL), nothing flushed or said goodbye to.
+  void crash() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGSTOP);  // it starts no process while its children are listed
+    for (pid_t child : children_of(pid_)) ::kill(child, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+  // Starts it again on its data and port (after crash(): crash recovery);
+  // "" or why not.
+  std::string start_again() { return launch(); }
+
+  // Promotes a standby to a primary (pg_promote, waiting until it is one);
+  // "" or why not.
+  std::string promote() {
+    auto db = PgConnection::connect(url("postgres"));
+    if (!db) return db.status().to_string();
+    auto r = (*db)->query("SELECT pg_promote(true, 30)");
+    if (!r) return r.status().to_string();
+    return r->get_int(0, 0) != 0 ? "" : "pg_promote did not finish within 30 s";
+  }
+
+  int port() const { return port_; }
 
   // Whether a missing PostgreSQL fails the test rather than skipping it.
   static bool required() {
@@ -161,29 +226,57 @@ class TestPostgres {
   }
 
   std::string start() {
-    const std::string bin = bin_dir();
-    if (bin.empty()) return "PostgreSQL is not installed (postgresql-15: ./run installs it)";
+    std::string why = make_directory();
+    if (why.empty()) why = init_data();
+    return why.empty() ? launch() : why;
+  }
+
+  // The temporary directory its data and log go to, the postgres user's.
+  std::string make_directory() {
+    if (bin_dir().empty()) return "PostgreSQL is not installed (postgresql-15: ./run installs it)";
     if (::geteuid() == 0 && ::getpwnam("postgres") == nullptr) return "no 'postgres' user to run PostgreSQL as";
     std::string tmpl = (std::filesystem::temp_directory_path() / "reprise-pg-XXXXXX").string();
     if (::mkdtemp(tmpl.data()) == nullptr) return "cannot make a temporary directory";
     dir_ = tmpl;
-    const std::string data = dir_ + "/data", log = dir_ + "/log";
     if (::geteuid() == 0) {
       const passwd* pw = ::getpwnam("postgres");
       if (::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) return "cannot hand " + dir_ + " to postgres";
     }
-    pid_t init = spawn(
-        {bin + "/initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "--encoding=UTF8", "--locale=C"},
-        log);
+    return "";
+  }
+
+  std::string init_data() {
+    const std::string log = dir_ + "/log";
+    pid_t init = spawn({bin_dir() + "/initdb", "-D", dir_ + "/data", "-U", "postgres", "--auth=trust", "--no-sync",
+                        "--encoding=UTF8", "--locale=C"},
+                       log);
     int status = 0;
     if (init < 0 || ::waitpid(init, &status, 0) != init || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       return "initdb failed (see " + log + ")";
     }
-    port_ = free_port();
-    pid_ = spawn({bin + "/postgres", "-D", data, "-p", std::to_string(port_), "-c", "listen_addresses=127.0.0.1", "-c",
-                  "unix_socket_directories=" + dir_, "-c", "max_connections=200"},
-                 log);
+    return "";
+  }
+
+  // Starts postgres on the data directory (on a free port the first time,
+  // the same one after) and waits until it takes connections.
+  std::string launch() {
+    const std::string log = dir_ + "/log";
+    if (port_ == 0) port_ = free_port();
+    std::vector<std::string> args{bin_dir() + "/postgres",
+                                  "-D",
+                                  dir_ + "/data",
+                                  "-p",
+                                  std::to_string(port_),
+                                  "-c",
+                                  "listen_addresses=127.0.0.1",
+                                  "-c",
+                                  "unix_socket_directories=" + dir_,
+                                  "-c",
+                                  "max_connections=200"};
+    for (const std::string& setting : settings_) args.insert(args.end(), {"-c", setting});
+    pid_ = spawn(args, log);
     if (pid_ < 0) return "cannot start postgres";
+    int status = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (std::chrono::steady_clock::now() < deadline) {
       if (PgConnection::connect(url("postgres")).is_ok()) return "";
@@ -196,7 +289,28 @@ class TestPostgres {
     return "postgres did not accept connections within 30 s (see " + log + ")";
   }
 
+  // The processes whose parent is `parent`.
+  static std::vector<pid_t> children_of(pid_t parent) {
+    std::vector<pid_t> children;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      if (!std::getline(stat, line)) continue;
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+      const size_t close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(line.substr(close + 1));
+      std::string state;
+      pid_t ppid = 0;
+      if (rest >> state >> ppid && ppid == parent) children.push_back(std::stoi(name));
+    }
+    return children;
+  }
+
   std::string dir_;
+  std::vector<std::string> settings_;
   int port_ = 0;
   pid_t pid_ = -1;
 };

@@ -7,16 +7,6 @@ namespace reprise::engine {
 using history::Sha256;
 using history::Sha256Digest;
 
-Status in_pg_transaction(PgPool& pool, const std::function<Status(PgConnection&)>& work) {
-  PgPool::Lease db = pool.acquire();
-  if (db->broken()) REPRISE_RETURN_IF_ERROR(db->reconnect());
-  REPRISE_RETURN_IF_ERROR(db->exec("BEGIN"));
-  Status s = work(*db);
-  if (s.is_ok()) return db->exec("COMMIT");
-  if (!db->broken()) (void)db->exec("ROLLBACK");
-  return s;
-}
-
 namespace {
 
 // A blob of another namespace is answered as one that is not there.
@@ -33,7 +23,7 @@ class PgBlobWriter final : public BlobWriter {
   ~PgBlobWriter() override {
     if (blob_id_ == 0 || finished_) return;
     // Best effort: a leftover upload is also collected as abandoned later.
-    (void)in_pg_transaction(store_.pool_, [this](PgConnection& db) {
+    (void)store_.pool_.transaction([this](PgConnection& db) {
       return db.query("DELETE FROM blobs WHERE blob_id = $1 AND NOT complete", PgParams().add(blob_id_)).status();
     });
   }
@@ -57,7 +47,7 @@ class PgBlobWriter final : public BlobWriter {
       if (static_cast<int64_t>(full_chunks_.size() * chunk) >= store_.options_.write_batch_bytes) {
         int64_t blob_id = blob_id_, seq = next_seq_;
         REPRISE_RETURN_IF_ERROR(
-            in_pg_transaction(store_.pool_, [&](PgConnection& db) { return write_chunks(db, blob_id, seq); }));
+            store_.pool_.transaction([&](PgConnection& db) { return write_chunks(db, blob_id, seq); }));
         written(blob_id, seq);
       }
     }
@@ -79,7 +69,7 @@ class PgBlobWriter final : public BlobWriter {
     Status s;
     for (int attempt = 0; attempt < 2; ++attempt) {
       int64_t blob_id = blob_id_, seq = next_seq_;
-      s = in_pg_transaction(store_.pool_, [&](PgConnection& db) -> Status {
+      s = store_.pool_.transaction([&](PgConnection& db) -> Status {
         info.deduplicated = false;
         REPRISE_RETURN_IF_ERROR(write_chunks(db, blob_id, seq));
         Result<PgResult> stored = db.query(
@@ -166,9 +156,10 @@ class PgBlobReader final : public BlobReader {
 
   Result<std::string> next_chunk() override {
     if (read_ >= size_) return std::string();
-    PgPool::Lease db = pool_.acquire();
-    Result<PgResult> r =
-        db->query("SELECT data FROM blob_chunks WHERE blob_id = $1 AND seq = $2", PgParams().add(blob_id_).add(seq_));
+    Result<PgResult> r = pool_.read([&](PgConnection& db) {
+      return db.query("SELECT data FROM blob_chunks WHERE blob_id = $1 AND seq = $2",
+                      PgParams().add(blob_id_).add(seq_));
+    });
     if (!r) return r.status();
     if (r->rows() == 0) {
       return Status::not_found("blob " + history::to_hex(sha256_) + " lost chunk " + std::to_string(seq_) +
@@ -200,26 +191,27 @@ Result<std::unique_ptr<BlobWriter>> PgBlobStore::begin_put(const std::string& na
 }
 
 Result<std::unique_ptr<BlobReader>> PgBlobStore::open(const Sha256Digest& sha256, const std::string& namespace_id) {
-  PgPool::Lease db = pool_.acquire();
-  Result<PgResult> r =
-      db->query(kPgBlobInNamespace, PgParams().add_bytes(history::as_bytes(sha256)).add_text(namespace_id));
+  Result<PgResult> r = pool_.read([&](PgConnection& db) {
+    return db.query(kPgBlobInNamespace, PgParams().add_bytes(history::as_bytes(sha256)).add_text(namespace_id));
+  });
   if (!r) return r.status();
   if (r->rows() == 0) return BlobStore::not_in_namespace(sha256, namespace_id);
   return std::unique_ptr<BlobReader>(new PgBlobReader(pool_, r->get_int(0, 0), r->get_int(0, 1), sha256));
 }
 
 Result<BlobInfo> PgBlobStore::stat(const Sha256Digest& sha256, const std::string& namespace_id) {
-  PgPool::Lease db = pool_.acquire();
-  Result<PgResult> r =
-      db->query(kPgBlobInNamespace, PgParams().add_bytes(history::as_bytes(sha256)).add_text(namespace_id));
+  Result<PgResult> r = pool_.read([&](PgConnection& db) {
+    return db.query(kPgBlobInNamespace, PgParams().add_bytes(history::as_bytes(sha256)).add_text(namespace_id));
+  });
   if (!r) return r.status();
   if (r->rows() == 0) return BlobStore::not_in_namespace(sha256, namespace_id);
   return BlobInfo{sha256, r->get_int(0, 1), false};
 }
 
 Result<BlobTotals> PgBlobStore::totals() {
-  PgPool::Lease db = pool_.acquire();
-  Result<PgResult> r = db->query("SELECT count(*), coalesce(sum(size), 0)::bigint FROM blobs WHERE complete");
+  Result<PgResult> r = pool_.read([](PgConnection& db) {
+    return db.query("SELECT count(*), coalesce(sum(size), 0)::bigint FROM blobs WHERE complete");
+  });
   if (!r) return r.status();
   return BlobTotals{r->get_int(0, 0), r->get_int(0, 1)};
 }
@@ -241,7 +233,7 @@ Result<GcStats> PgBlobStore::collect_garbage(std::chrono::nanoseconds grace, con
     while (true) {
       if (stop && stop()) return stats;
       int64_t deleted = 0, bytes = 0, last = after;
-      Status s = in_pg_transaction(pool_, [&](PgConnection& db) -> Status {
+      Status s = pool_.transaction([&](PgConnection& db) -> Status {
         Result<PgResult> r = db.query(sql, PgParams().add(cutoff).add(after).add(options_.gc_batch));
         if (!r) return r.status();
         for (int i = 0; i < r->rows(); ++i) {

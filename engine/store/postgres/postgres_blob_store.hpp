@@ -13,18 +13,11 @@
 #include <memory>
 
 #include "engine/store/blob_store.hpp"
-#include "engine/store/postgres/pg_connection.hpp"
-#include "engine/store/read_pool.hpp"
+#include "engine/store/postgres/pg_pool.hpp"
 #include "engine/store/sqlite_blob_store.hpp"
 #include "reprise/clock.hpp"
 
 namespace reprise::engine {
-
-using PgPool = ConnectionPool<PgConnection>;
-
-// Runs `work` in a transaction on a connection of `pool` (connecting again
-// first if it was lost): committed if it returns OK, rolled back otherwise.
-Status in_pg_transaction(PgPool& pool, const std::function<Status(PgConnection&)>& work);
 
 class PgBlobStore final : public BlobStore {
  public:

@@ -28,7 +28,7 @@ Result<std::string> setting(PgConnection& db, const char* name) {
 // agree on the first key: the loser of the insert reads the winner's.
 Result<std::vector<TaskTokenKey>> load_keys(PgPool& pool, bool rotate) {
   std::vector<TaskTokenKey> keys;
-  Status s = in_pg_transaction(pool, [&](PgConnection& db) -> Status {
+  Status s = pool.transaction([&](PgConnection& db) -> Status {
     constexpr const char* kRead = "SELECT value FROM reprise_meta WHERE key = 'task_token_keys' FOR UPDATE";
     Result<PgResult> read = db.query(kRead);
     if (!read) return read.status();
@@ -153,15 +153,16 @@ void PostgresStore::commit_async(Transition transition, CommitCallback done) {
 }
 
 Result<ExecutionRecord> PostgresStore::get_execution(const ExecutionKey& key) {
-  PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r = db->query(
-      "SELECT version, next_event_id, status, state FROM executions "
-      "WHERE shard_id = $1 AND namespace = $2 AND workflow_id = $3 AND run_id = $4",
-      PgParams()
-          .add(shard(key.namespace_id, key.workflow_id))
-          .add_text(key.namespace_id)
-          .add_text(key.workflow_id)
-          .add_text(key.run_id));
+  Result<PgResult> r = pool_->read([&](PgConnection& db) {
+    return db.query(
+        "SELECT version, next_event_id, status, state FROM executions "
+        "WHERE shard_id = $1 AND namespace = $2 AND workflow_id = $3 AND run_id = $4",
+        PgParams()
+            .add(shard(key.namespace_id, key.workflow_id))
+            .add_text(key.namespace_id)
+            .add_text(key.workflow_id)
+            .add_text(key.run_id));
+  });
   if (!r) return r.status();
   if (r->rows() == 0) return Status::not_found("execution " + key.to_string() + " does not exist");
   ExecutionRecord e;
@@ -174,11 +175,12 @@ Result<ExecutionRecord> PostgresStore::get_execution(const ExecutionKey& key) {
 }
 
 Result<CurrentRun> PostgresStore::get_current_run(const std::string& namespace_id, const std::string& workflow_id) {
-  PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r = db->query(
-      "SELECT run_id, status, start_request_id FROM current_runs "
-      "WHERE shard_id = $1 AND namespace = $2 AND workflow_id = $3",
-      PgParams().add(shard(namespace_id, workflow_id)).add_text(namespace_id).add_text(workflow_id));
+  Result<PgResult> r = pool_->read([&](PgConnection& db) {
+    return db.query(
+        "SELECT run_id, status, start_request_id FROM current_runs "
+        "WHERE shard_id = $1 AND namespace = $2 AND workflow_id = $3",
+        PgParams().add(shard(namespace_id, workflow_id)).add_text(namespace_id).add_text(workflow_id));
+  });
   if (!r) return r.status();
   if (r->rows() == 0) return Status::not_found("workflow id '" + workflow_id + "' has no runs");
   CurrentRun c;
@@ -192,18 +194,19 @@ Result<CurrentRun> PostgresStore::get_current_run(const std::string& namespace_i
 
 Result<std::vector<HistoryBatch>> PostgresStore::read_history(const ExecutionKey& key, int64_t from_event_id,
                                                               int max_batches) {
-  PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r = db->query(
-      "SELECT first_event_id, last_event_id, data FROM history "
-      "WHERE shard_id = $1 AND namespace = $2 AND workflow_id = $3 AND run_id = $4 AND last_event_id >= $5 "
-      "ORDER BY last_event_id LIMIT $6",
-      PgParams()
-          .add(shard(key.namespace_id, key.workflow_id))
-          .add_text(key.namespace_id)
-          .add_text(key.workflow_id)
-          .add_text(key.run_id)
-          .add(from_event_id)
-          .add(max_batches));
+  Result<PgResult> r = pool_->read([&](PgConnection& db) {
+    return db.query(
+        "SELECT first_event_id, last_event_id, data FROM history "
+        "WHERE shard_id = $1 AND namespace = $2 AND workflow_id = $3 AND run_id = $4 AND last_event_id >= $5 "
+        "ORDER BY last_event_id LIMIT $6",
+        PgParams()
+            .add(shard(key.namespace_id, key.workflow_id))
+            .add_text(key.namespace_id)
+            .add_text(key.workflow_id)
+            .add_text(key.run_id)
+            .add(from_event_id)
+            .add(max_batches));
+  });
   if (!r) return r.status();
   std::vector<HistoryBatch> out;
   for (int i = 0; i < r->rows(); ++i) out.push_back({r->get_int(i, 0), r->get_int(i, 1), r->get_bytes(i, 2)});
@@ -211,11 +214,12 @@ Result<std::vector<HistoryBatch>> PostgresStore::read_history(const ExecutionKey
 }
 
 Result<std::vector<TaskRecord>> PostgresStore::load_tasks(int64_t after_task_id, int limit) {
-  PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r = db->query(
-      "SELECT task_id, kind, queue, namespace, workflow_id, run_id, payload FROM tasks "
-      "WHERE task_id > $1 ORDER BY task_id LIMIT $2",
-      PgParams().add(after_task_id).add(limit));
+  Result<PgResult> r = pool_->read([&](PgConnection& db) {
+    return db.query(
+        "SELECT task_id, kind, queue, namespace, workflow_id, run_id, payload FROM tasks "
+        "WHERE task_id > $1 ORDER BY task_id LIMIT $2",
+        PgParams().add(after_task_id).add(limit));
+  });
   if (!r) return r.status();
   std::vector<TaskRecord> out;
   for (int i = 0; i < r->rows(); ++i) {
@@ -236,8 +240,7 @@ Result<std::vector<TimerRecord>> PostgresStore::due_timers(TimePoint until, int 
     params.add_text(served);
   }
   sql += " ORDER BY fire_at, timer_id LIMIT $2";
-  PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r = db->query(sql, params);
+  Result<PgResult> r = pool_->read([&](PgConnection& db) { return db.query(sql, params); });
   if (!r) return r.status();
   std::vector<TimerRecord> out;
   for (int i = 0; i < r->rows(); ++i) {
@@ -248,11 +251,11 @@ Result<std::vector<TimerRecord>> PostgresStore::due_timers(TimePoint until, int 
 
 Result<std::optional<TimePoint>> PostgresStore::next_timer_time() {
   const std::string served = leases_->served_array();
-  PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r = served.empty()
-                           ? db->query("SELECT min(fire_at) FROM timers")
-                           : db->query("SELECT min(fire_at) FROM timers WHERE shard_id = ANY($1::text::bigint[])",
-                                       PgParams().add_text(served));
+  Result<PgResult> r = pool_->read([&](PgConnection& db) {
+    return served.empty() ? db.query("SELECT min(fire_at) FROM timers")
+                          : db.query("SELECT min(fire_at) FROM timers WHERE shard_id = ANY($1::text::bigint[])",
+                                     PgParams().add_text(served));
+  });
   if (!r) return r.status();
   if (r->rows() == 0 || r->is_null(0, 0)) return std::optional<TimePoint>();
   return std::optional<TimePoint>(from_unix_nanos(r->get_int(0, 0)));
@@ -311,8 +314,7 @@ Result<VisibilityPage> PostgresStore::list_executions(const VisibilityQuery& q) 
   sql += " ORDER BY start_time DESC, workflow_id DESC, run_id DESC LIMIT " + next();
   params.add(q.page_size + 1);  // one extra row tells whether another page exists
 
-  PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r = db->query(sql, params);
+  Result<PgResult> r = pool_->read([&](PgConnection& db) { return db.query(sql, params); });
   if (!r) return r.status();
   VisibilityPage page;
   for (int i = 0; i < r->rows(); ++i) {
@@ -344,8 +346,7 @@ Result<std::vector<ClosedRun>> PostgresStore::closed_runs(const std::string& nam
     params.add(to_unix_nanos(after->close_time)).add_text(after->key.workflow_id).add_text(after->key.run_id);
   }
   sql += " ORDER BY close_time, workflow_id, run_id LIMIT $3";
-  PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r = db->query(sql, params);
+  Result<PgResult> r = pool_->read([&](PgConnection& db) { return db.query(sql, params); });
   if (!r) return r.status();
   std::vector<ClosedRun> out;
   for (int i = 0; i < r->rows(); ++i) out.push_back({key_at(*r, i, 0), from_unix_nanos(r->get_int(i, 3))});
@@ -353,9 +354,9 @@ Result<std::vector<ClosedRun>> PostgresStore::closed_runs(const std::string& nam
 }
 
 Result<std::vector<NamespaceRecord>> PostgresStore::list_namespaces() {
-  PgPool::Lease db = pool_->acquire();
-  Result<PgResult> r =
-      db->query("SELECT name, description, retention_seconds, created_at FROM namespaces ORDER BY name");
+  Result<PgResult> r = pool_->read([](PgConnection& db) {
+    return db.query("SELECT name, description, retention_seconds, created_at FROM namespaces ORDER BY name");
+  });
   if (!r) return r.status();
   std::vector<NamespaceRecord> out;
   for (int i = 0; i < r->rows(); ++i) {
@@ -370,33 +371,34 @@ Result<std::vector<NamespaceRecord>> PostgresStore::list_namespaces() {
 }
 
 Status PostgresStore::create_namespace(const NamespaceRecord& record) {
-  PgPool::Lease db = pool_->acquire();
   PgParams p;
   p.add_text(record.name).add_text(record.description);
   add_retention(p, record.retention).add(to_unix_nanos(record.created_at));
-  Result<PgResult> r = db->query(
-      "INSERT INTO namespaces (name, description, retention_seconds, created_at) VALUES ($1, $2, $3, $4) "
-      "ON CONFLICT (name) DO NOTHING",
-      p);
-  if (!r) return r.status();
-  if (r->affected() == 0) return Status::already_exists("namespace '" + record.name + "' exists already");
-  return Status::ok();
+  return pool_->transaction([&](PgConnection& db) -> Status {
+    Result<PgResult> r = db.query(
+        "INSERT INTO namespaces (name, description, retention_seconds, created_at) VALUES ($1, $2, $3, $4) "
+        "ON CONFLICT (name) DO NOTHING",
+        p);
+    if (!r) return r.status();
+    if (r->affected() == 0) return Status::already_exists("namespace '" + record.name + "' exists already");
+    return Status::ok();
+  });
 }
 
 Status PostgresStore::update_namespace(const NamespaceRecord& record) {
-  PgPool::Lease db = pool_->acquire();
   PgParams p;
   p.add_text(record.name).add_text(record.description);
   add_retention(p, record.retention);
-  Result<PgResult> r = db->query("UPDATE namespaces SET description = $2, retention_seconds = $3 WHERE name = $1", p);
-  if (!r) return r.status();
-  if (r->affected() == 0) return Status::not_found("namespace '" + record.name + "' does not exist");
-  return Status::ok();
+  return pool_->transaction([&](PgConnection& db) -> Status {
+    Result<PgResult> r = db.query("UPDATE namespaces SET description = $2, retention_seconds = $3 WHERE name = $1", p);
+    if (!r) return r.status();
+    if (r->affected() == 0) return Status::not_found("namespace '" + record.name + "' does not exist");
+    return Status::ok();
+  });
 }
 
 Result<std::vector<ApiKeyRecord>> PostgresStore::api_keys() {
-  PgPool::Lease db = pool_->acquire();
-  return read_postgres_api_keys(*db);
+  return pool_->read([](PgConnection& db) { return read_postgres_api_keys(db); });
 }
 
 }  // namespace reprise::engine

@@ -1,0 +1,195 @@
+// The database under a cluster goes away and comes back: PostgreSQL crashes
+// and restarts on its data, or its primary is lost and a synchronous standby
+// promoted in its place (docs/cluster.md, Replicated PostgreSQL). Each test
+// runs a PostgreSQL of its own, so the crash touches no other test.
+#include <algorithm>
+#include <atomic>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "cluster_harness.hpp"
+#include "reprise/activity.hpp"
+#include "reprise/client.hpp"
+#include "reprise/history_file.hpp"
+#include "reprise/worker.hpp"
+#include "reprise/workflow.hpp"
+
+namespace reprise {
+namespace {
+
+using namespace cluster_testing;
+using namespace std::chrono_literals;
+using engine::testing::TestPostgres;
+
+std::string db_failover_greet(ActivityContext&, std::string name) { return "hello " + name; }
+inline constexpr Activity<&db_failover_greet> db_failover_greet_activity{"db_failover_greet"};
+
+Workflow<std::string> db_failover_hello(WorkflowContext& ctx, std::string name) {
+  co_return co_await ctx.execute(db_failover_greet_activity,
+                                 ActivityOptions::start_to_close(3s).retry_initial_interval(100ms), name);
+}
+inline constexpr WorkflowDef<&db_failover_hello> db_failover_hello_wf{"db_failover_hello"};
+
+// A PostgreSQL of the test's own, or skip (fail under CI).
+#define DB_FAILOVER_PRIVATE_POSTGRES(var, settings)                                                           \
+  std::string var##_why;                                                                                      \
+  std::unique_ptr<TestPostgres> var = TestPostgres::start_private(settings, var##_why);                       \
+  if (var == nullptr && TestPostgres::required()) FAIL() << "PostgreSQL is required under CI: " << var##_why; \
+  if (var == nullptr) GTEST_SKIP() << "no PostgreSQL: " << var##_why;
+
+std::unique_ptr<Worker> db_failover_worker(const std::string& addresses) {
+  auto worker =
+      std::make_unique<Worker>(Connection::remote(addresses),
+                               WorkerOptions{.task_queue = "failover", .workflow_threads = 2, .activity_threads = 2});
+  worker->register_workflow(db_failover_hello_wf);
+  worker->register_activity(db_failover_greet_activity);
+  worker->start();
+  return worker;
+}
+
+// Each event of the history once, and the hello workflow's shape whole.
+void expect_whole_db_failover_history(Connection& connection, const std::string& id) {
+  const v1::History history = fetch_history(connection, id);
+  int started = 0, activity_completed = 0, completed = 0;
+  for (int j = 0; j < history.events_size(); ++j) {
+    const v1::HistoryEvent& e = history.events(j);
+    ASSERT_EQ(e.event_id(), j + 1) << id << ": no event lost or doubled";
+    started += e.has_workflow_execution_started() ? 1 : 0;
+    activity_completed += e.has_activity_task_completed() ? 1 : 0;
+    completed += e.has_workflow_execution_completed() ? 1 : 0;
+  }
+  EXPECT_EQ(started, 1) << id;
+  EXPECT_EQ(activity_completed, 1) << id;
+  EXPECT_EQ(completed, 1) << id;
+}
+
+TEST(ClusterDatabase, ANodeServesAgainAfterItsPostgresqlCrashesAndRestarts) {
+  DB_FAILOVER_PRIVATE_POSTGRES(pg, {});
+  const std::string url = pg->new_database();
+  ASSERT_FALSE(url.empty());
+  auto node = cluster_node(url, "a", "2s");
+  auto connection = Connection::remote(node->address());
+  auto worker = db_failover_worker(node->address());
+  Client client(connection);
+  ASSERT_EQ(client.execute(db_failover_hello_wf, {.id = "before", .task_queue = "failover"}, std::string("before")),
+            "hello before");
+
+  pg->crash();
+  ASSERT_EQ(pg->start_again(), "");
+  const auto restarted = TestClock::now();
+
+  // Its writes (a start) and its reads (a workflow task's history, the old
+  // history) work again: a new workflow runs to its end.
+  bool started = false;
+  std::string result, last_error;
+  while (!started && TestClock::now() - restarted < 20s) {
+    try {
+      client.start(db_failover_hello_wf, {.id = "after", .task_queue = "failover"}, std::string("after"));
+      started = true;
+    } catch (const std::exception& e) {
+      last_error = e.what();
+      std::this_thread::sleep_for(200ms);
+    }
+  }
+  ASSERT_TRUE(started) << "no start acknowledged within 20 s of the restart; the last refusal: " << last_error;
+  try {
+    result = client.handle(db_failover_hello_wf, "after").result(20s);
+  } catch (const std::exception& e) {
+    last_error = e.what();
+  }
+  ASSERT_EQ(result, "hello after") << "last error: " << last_error;
+  std::cout << "a workflow ran to its end "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(TestClock::now() - restarted).count()
+            << " ms after PostgreSQL restarted\n";
+  expect_whole_db_failover_history(*connection, "before");
+  expect_whole_db_failover_history(*connection, "after");
+  worker->stop();
+}
+
+TEST(ClusterDatabase, APrimaryLostAndItsSynchronousStandbyPromotedLosesNoAcknowledgedStart) {
+  // Synchronous replication: a commit returns once the standby has it.
+  DB_FAILOVER_PRIVATE_POSTGRES(primary, std::vector<std::string>{"synchronous_standby_names=*"});
+  std::string why;
+  std::unique_ptr<TestPostgres> standby = primary->start_standby({}, why);
+  ASSERT_NE(standby, nullptr) << why;
+  const std::string one_host_url = primary->new_database();
+  ASSERT_FALSE(one_host_url.empty());
+  ClusterDb primary_db(primary->url("postgres"));
+  ASSERT_TRUE(wait_for(
+      [&] { return primary_db.count("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'") == 1; }, 10s))
+      << "the standby never became synchronous";
+  // Both hosts; libpq connects to whichever takes writes.
+  const std::string database = one_host_url.substr(one_host_url.rfind('/') + 1);
+  const std::string url = "postgresql://postgres@127.0.0.1:" + std::to_string(primary->port()) +
+                          ",127.0.0.1:" + std::to_string(standby->port()) + "/" + database +
+                          "?target_session_attrs=read-write";
+
+  auto a = cluster_node(url, "a", "1s"), b = cluster_node(url, "b", "1s");
+  const std::string addresses = a->address() + "," + b->address();
+  auto connection = Connection::remote(addresses);
+  auto worker = db_failover_worker(b->address() + "," + a->address());
+  Client client(connection);
+
+  std::mutex mu;
+  std::vector<std::string> acknowledged, refused;
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> promoted_at_ms{-1}, first_after_promotion_ms{-1};
+  const auto began = TestClock::now();
+  auto since_began = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(TestClock::now() - began).count();
+  };
+  std::thread starter;
+  // A failed assertion returns with the load still running: stop it first.
+  struct StopOnExit {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~StopOnExit() {
+      stop = true;
+      if (thread.joinable()) thread.join();
+    }
+  } stop_on_exit{stop, starter};
+  starter = std::thread([&] {
+    for (int i = 0; !stop; ++i) {
+      const std::string id = "failover-" + std::to_string(i);
+      try {
+        client.start(db_failover_hello_wf, {.id = id, .task_queue = "failover", .workflow_task_timeout = 2s},
+                     std::string(id));
+        std::lock_guard lock(mu);
+        acknowledged.push_back(id);
+        if (promoted_at_ms >= 0 && first_after_promotion_ms < 0) first_after_promotion_ms = since_began();
+      } catch (const RpcError& e) {
+        std::lock_guard lock(mu);
+        refused.push_back(id + ": " + e.what());
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+
+  std::this_thread::sleep_for(2s);
+  primary->crash();
+  std::this_thread::sleep_for(500ms);
+  ASSERT_EQ(standby->promote(), "");
+  promoted_at_ms = since_began();
+  ASSERT_TRUE(wait_for([&] { return first_after_promotion_ms >= 0; }, 20s))
+      << "no start acknowledged after the promotion";
+  std::this_thread::sleep_for(2s);
+  stop = true;
+  starter.join();
+  std::cout << acknowledged.size() << " starts acknowledged, " << refused.size()
+            << " refused while the database was away; the first start acknowledged "
+            << first_after_promotion_ms - promoted_at_ms << " ms after the standby was promoted\n";
+
+  for (const std::string& id : acknowledged) {
+    try {
+      EXPECT_EQ(client.handle(db_failover_hello_wf, id).result(30s), "hello " + id);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << id << ": " << e.what();
+    }
+  }
+  worker->stop();
+  for (const std::string& id : acknowledged) expect_whole_db_failover_history(*connection, id);
+}
+
+}  // namespace
+}  // namespace reprise
