@@ -320,7 +320,13 @@ void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then
   store_.commit_async(
       std::move(t), [this, tasks = std::move(tasks), timers = std::move(timers), changed = std::move(changed), then,
                      runs = std::move(runs), in_flight = nested_op()](Result<CommitResult> r) mutable {
-        if (r) metrics_.committed(runs);
+        // On the writer's thread, in commit order: a later batch's tasks
+        // have higher ids than every earlier batch's.
+        const int64_t committed_before = highest_committed_task_id_;
+        if (r) {
+          metrics_.committed(runs);
+          for (int64_t id : r->task_ids) highest_committed_task_id_ = std::max(highest_committed_task_id_.load(), id);
+        }
         // A lost race (ABORTED) or a failed condition is the caller's to answer;
         // anything else means the store itself is in trouble.
         if (!r && r.status().code() != StatusCode::kAborted && r.status().code() != StatusCode::kFailedPrecondition) {
@@ -328,8 +334,9 @@ void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then
         }
         // Off the store's writer thread at once.
         executor_.post([this, tasks = std::move(tasks), timers = std::move(timers), changed = std::move(changed), then,
-                        r = std::move(r)]() mutable {
+                        committed_before, r = std::move(r)]() mutable {
           if (r) after_commit(tasks, timers, changed, *r);
+          if (!r && r.status().in_doubt()) after_commit_in_doubt(committed_before, !tasks.empty(), changed);
           then(std::move(r));
         });
       });

@@ -376,6 +376,9 @@ class Engine {
   void commit(Transition t, std::function<void(Result<CommitResult>)> then);
   void after_commit(const std::vector<TaskRecord>& tasks, const std::vector<TimePoint>& timers,
                     const std::vector<ExecutionKey>& changed, const CommitResult& result);
+  // After a commit that failed in doubt (commit_in_doubt.cpp).
+  void after_commit_in_doubt(int64_t committed_before, bool added_tasks, const std::vector<ExecutionKey>& changed);
+  void reload_tasks_in_doubt();
 
   // An operation in flight: shutdown() waits until every one has ended. It
   // ends when the last closure holding its handle is destroyed, or at end()
@@ -595,6 +598,9 @@ class Engine {
   // them (drops their queued tasks and held starts).
   bool serves(const ExecutionKey& key) const { return shards_ == nullptr || shards_->serves(key); }
   Status gain_shards(const ShardSet& gained);
+  // Loads the task rows with ids above `after` and dispatches those
+  // `wanted`; how many.
+  Result<int64_t> reload_tasks(int64_t after, const std::function<bool(const TaskRecord&)>& wanted);
   void lose_shards(const ShardSet& lost);
 
   // Retention (retention.cpp). Deletes a closed run under its id's and its
@@ -668,6 +674,16 @@ class Engine {
   std::mt19937_64 random_;
 
   std::atomic<int64_t> next_memory_task_id_{1};
+  // The highest task id a commit got (written on the store's writer thread).
+  std::atomic<int64_t> highest_committed_task_id_{0};
+  // The reload of tasks after commits in doubt: one at a time; commits in
+  // doubt while it runs make it run again.
+  struct InDoubtReload {
+    std::mutex mu;
+    bool running = false;
+    bool again = false;
+    int64_t after = 0;  // task ids above this may be undispatched
+  } in_doubt_reload_;
   std::mutex query_mu_;
   std::map<uint64_t, PendingQuery> queries_;
   uint64_t next_query_id_ = 1;

@@ -24,16 +24,25 @@ Status Engine::gain_shards(const ShardSet& gained) {
     return shard < static_cast<int64_t>(gained.size()) && gained[shard];
   };
   if (shards_ != nullptr && std::none_of(gained.begin(), gained.end(), [](bool b) { return b; })) return Status::ok();
-  int64_t after = 0;
+  Result<int64_t> loaded = reload_tasks(0, wanted);
+  if (!loaded) {
+    Status s = loaded.status().with_context("rebuilding task queues");
+    if (shards_ != nullptr) log::error("tasks of gained shards not loaded", {{"error", s.to_string()}});
+    return s;
+  }
+  if (shards_ != nullptr) {
+    log::info("shards gained", {{"shards", shards_in(gained)}, {"tasks", std::to_string(*loaded)}});
+    check_timers();  // theirs may be due
+  }
+  return Status::ok();
+}
+
+Result<int64_t> Engine::reload_tasks(int64_t after, const std::function<bool(const TaskRecord&)>& wanted) {
   int64_t loaded = 0;
   while (true) {
     Result<std::vector<TaskRecord>> page = store_.load_tasks(after, 1000);
-    if (!page) {
-      Status s = page.status().with_context("rebuilding task queues");
-      if (shards_ != nullptr) log::error("tasks of gained shards not loaded", {{"error", s.to_string()}});
-      return s;
-    }
-    if (page->empty()) break;
+    if (!page) return page.status();
+    if (page->empty()) return loaded;
     for (TaskRecord& task : *page) {
       after = task.task_id;
       if (!wanted(task)) continue;
@@ -41,11 +50,6 @@ Status Engine::gain_shards(const ShardSet& gained) {
       dispatch(std::move(task));
     }
   }
-  if (shards_ != nullptr) {
-    log::info("shards gained", {{"shards", shards_in(gained)}, {"tasks", std::to_string(loaded)}});
-    check_timers();  // theirs may be due
-  }
-  return Status::ok();
 }
 
 std::string Engine::owner_address(std::string namespace_id, const std::string& workflow_id) const {

@@ -75,12 +75,23 @@ class [[nodiscard]] Status {
     return s;
   }
 
+  // UNAVAILABLE from a write whose answer was lost after it was sent to be
+  // committed (PostgreSQL's connection dropped at COMMIT): it may or may
+  // not have been committed. The caller must act as if it may have been.
+  static Status in_doubt(std::string m) {
+    Status s(StatusCode::kUnavailable, std::move(m));
+    s.in_doubt_ = true;
+    return s;
+  }
+
   bool is_ok() const { return code_ == StatusCode::kOk; }
   explicit operator bool() const { return is_ok(); }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
   // Made by busy() or moved(): try the same request again later.
   bool retryable() const { return retryable_; }
+  // Made by in_doubt().
+  bool in_doubt() const { return in_doubt_; }
 
   // "ABORTED: execution wf-1/run-2 was changed by another writer"
   std::string to_string() const;
@@ -94,6 +105,7 @@ class [[nodiscard]] Status {
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
   bool retryable_ = false;
+  bool in_doubt_ = false;
 };
 
 // A value or the error that prevented it. Constructing from an OK Status is a

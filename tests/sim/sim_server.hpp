@@ -29,9 +29,12 @@ class Server {
   using FaultPoint = engine::FaultPoint;
   using Disk = engine::testing::PowerLossVfs;
   // What happens at an armed commit point: the process dies there; the
-  // machine loses power there (then the process dies); or, before COMMIT
-  // only, the commit fails for want of room and the process goes on.
-  enum class CommitFault { kCrash, kPowerLoss, kDiskFull };
+  // machine loses power there (then the process dies); before COMMIT only,
+  // the commit fails for want of room and the process goes on; or, after
+  // COMMIT only, the commit's answer is lost (a PostgreSQL connection
+  // dropped at COMMIT): the batch is kept but fails UNAVAILABLE, and the
+  // process goes on.
+  enum class CommitFault { kCrash, kPowerLoss, kDiskFull, kAnswerLost };
 
   // The previous run's stores are closed: the simulated disk forgets their
   // files and faults.
@@ -58,6 +61,8 @@ class Server {
   int commits_on_full_disk() const { return commits_on_full_disk_; }
   int commits_failed_full_at_commit() const { return commits_failed_full_at_commit_; }
   int syncs_failed() const { return syncs_failed_; }
+  // Batches kept whose COMMIT's answer was lost.
+  int commit_answers_lost() const { return commit_answers_lost_; }
   int slow_commits() const { return slow_commits_; }
 
   void start() {
@@ -220,6 +225,11 @@ class Server {
         ++commits_failed_full_at_commit_;
         // What SQLite answers when the WAL cannot grow at COMMIT.
         return Status::resource_exhausted("database '" + path_ + "': database or disk is full (simulated, at COMMIT)");
+      case CommitFault::kAnswerLost:
+        if (point != FaultPoint::kAfterCommit) return Status::ok();
+        ++commit_answers_lost_;
+        return Status::in_doubt("database '" + path_ +
+                                "': the answer to COMMIT was lost (simulated): the batch may have committed");
       case CommitFault::kPowerLoss:
         Disk::instance().cut_power_after(0);
         crash_now_ = "power loss " + where;
@@ -256,6 +266,7 @@ class Server {
   int commits_on_full_disk_ = 0;
   int commits_failed_full_at_commit_ = 0;
   int syncs_failed_ = 0;
+  int commit_answers_lost_ = 0;
   int slow_commits_ = 0;
   Duration slow_until_{0};
   std::vector<std::string> failures_;

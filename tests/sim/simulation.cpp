@@ -963,6 +963,9 @@ void Simulation::disk_fault(const DiskFault& fault) {
     case Kind::kPowerLossMidWrite:
       if (server_.up()) disk.cut_power_after(fault.n);
       break;
+    case Kind::kCommitAnswerLost:
+      server_.arm_commit_fault(FaultPoint::kAfterCommit, fault.n, CommitFault::kAnswerLost);
+      break;
   }
 }
 
@@ -1199,6 +1202,7 @@ SimResult Simulation::run() {
   count("disk: commit batches tried on a full disk", server_.commits_on_full_disk());
   count("disk: commits failed for want of room at COMMIT", server_.commits_failed_full_at_commit());
   count("disk: syncs failed", server_.syncs_failed());
+  count("commits kept whose answer was lost", server_.commit_answers_lost());
   count("disk: slow commits", server_.slow_commits());
   result.kinds = kinds_;
   result.engine_crashes = server_.crashes();

@@ -473,9 +473,19 @@ Workload generate_workload(uint64_t seed) {
       case DiskFault::Kind::kFullAtCommit:
       case DiskFault::Kind::kPowerLossBeforeCommit:
       case DiskFault::Kind::kPowerLossAfterCommit:
+      case DiskFault::Kind::kCommitAnswerLost:
         fault.n = 1 + static_cast<int>(d.random(5));
         break;
     }
+    w.disk_faults.push_back(fault);
+  }
+  // Drawn after the disk faults, for the same reason.
+  const int lost_answers = static_cast<int>(d.random(3));
+  for (int i = 0; i < lost_answers; ++i) {
+    DiskFault fault;
+    fault.kind = DiskFault::Kind::kCommitAnswerLost;
+    fault.at = d.duration(1s, w.faults_end);
+    fault.n = 1 + static_cast<int>(d.random(5));
     w.disk_faults.push_back(fault);
   }
   return w;
@@ -499,6 +509,8 @@ const char* disk_fault_name(DiskFault::Kind kind) {
       return "power-loss-after-commit";
     case DiskFault::Kind::kPowerLossMidWrite:
       return "power-loss-mid-write";
+    case DiskFault::Kind::kCommitAnswerLost:
+      return "commit-answer-lost";
   }
   return "?";
 }
@@ -585,7 +597,7 @@ Result<Workload> parse_workload(const std::string& text) {
     } else if (item == "disk-fault" && n.size() == 3) {
       DiskFault f;
       bool known = false;
-      for (int k = 0; k <= static_cast<int>(DiskFault::Kind::kPowerLossMidWrite); ++k) {
+      for (int k = 0; k <= static_cast<int>(DiskFault::Kind::kCommitAnswerLost); ++k) {
         if (args[0] == disk_fault_name(static_cast<DiskFault::Kind>(k))) {
           f.kind = static_cast<DiskFault::Kind>(k);
           known = true;

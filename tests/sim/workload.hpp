@@ -89,7 +89,11 @@ struct DiskFault {
     kPowerLoss,
     kPowerLossBeforeCommit,
     kPowerLossAfterCommit,
-    kPowerLossMidWrite
+    kPowerLossMidWrite,
+    // The store commits a batch and its answer is lost (PostgreSQL's
+    // connection dropped at COMMIT): each transition in it fails
+    // UNAVAILABLE, "may have committed", and the process goes on.
+    kCommitAnswerLost
   };
   Kind kind = Kind::kFull;
   Duration at{0};

@@ -516,7 +516,7 @@ Status PgTransitionWriter::commit() {
   if (!s.is_ok()) return s;
   s = db_->exec("COMMIT");
   if (!s.is_ok() && db_->broken()) {
-    return Status::unavailable(s.message() + " (the connection was lost at COMMIT: the batch may have committed)");
+    return Status::in_doubt(s.message() + " (the connection was lost at COMMIT: the batch may have committed)");
   }
   if (!s.is_ok()) return s;
   return fault_hook_ ? fault_hook_(FaultPoint::kAfterCommit) : Status::ok();
