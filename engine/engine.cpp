@@ -46,8 +46,15 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
   if (engine->shards_ == nullptr) {
     REPRISE_RETURN_IF_ERROR(engine->gain_shards({}));
   } else {
+    // Memory-only task ids of two nodes must not meet in a queue's owner.
+    engine->next_memory_task_id_ = 1 + static_cast<int64_t>(engine->query_epoch_ >> 24);
     engine->shards_->listen({[e = engine.get()](const ShardSet& gained) { (void)e->gain_shards(gained); },
-                             [e = engine.get()](const ShardSet& lost) { e->lose_shards(lost); }});
+                             [e = engine.get()](const ShardSet& lost) { e->lose_shards(lost); },
+                             [e = engine.get()] {
+                               OperationRef in_flight = e->begin_op();
+                               if (!in_flight) return;
+                               e->executor_.post([e, in_flight] { e->queue_owners_changed(); });
+                             }});
   }
   if (engine->options_.runtime != nullptr) {
     engine->check_timers();  // the driver runs the rest of the background work
@@ -158,7 +165,7 @@ Result<MutableState> Engine::load_state(const ExecutionRecord& record, Unreadabl
                 {"held_version", std::to_string(held->change.version)},
                 {"stored_version", std::to_string(record.version)}});
     held_starts_.erase(key);
-    for (TaskRecord& task : held->taken) matching_.add(std::move(task));
+    for (TaskRecord& task : held->taken) offer(std::move(task));
     held.reset();
   }
   if (held) return MutableState::resume(record, held->change, clock_.now(), options_.config);
@@ -359,7 +366,7 @@ void Engine::add_sticky_tasks(const MutableState& ms) {
     task.task_id = memory_task_id();
     const QueueKey queue{task.execution.namespace_id, task.kind, task.queue};
     const int64_t id = task.task_id;
-    matching_.add(std::move(task));
+    offer(std::move(task));
     deadlines_.schedule(deadlines_.now() + std::chrono::duration_cast<std::chrono::milliseconds>(linger),
                         [this, queue, id] { matching_.remove(queue, id); });
   }
@@ -371,7 +378,7 @@ void Engine::dispatch(TaskRecord task) {
     if (!in_flight) return;  // closing: the row stays for the next start
     executor_.post([this, task = std::move(task), in_flight]() mutable { run_transfer(std::move(task)); });
   } else {
-    matching_.add(std::move(task));
+    offer(std::move(task));
   }
 }
 

@@ -42,6 +42,7 @@
 #include "engine/matching/matching.hpp"
 #include "engine/namespace_registry.hpp"
 #include "engine/store/store.hpp"
+#include "engine/task_queue_peers.hpp"
 #include "engine/transfer_peers.hpp"
 
 namespace reprise::engine {
@@ -149,6 +150,10 @@ struct EngineOptions {
   // target's shard (transfer_peers.hpp). nullptr: such a task is retried
   // until this node serves both shards.
   std::shared_ptr<TransferPeers> transfer_peers;
+  // In a cluster: how tasks reach the owners of their queues, and matched
+  // tasks the nodes that serve their shards (task_queue_peers.hpp).
+  // nullptr: every task stays in this node's queues.
+  std::shared_ptr<TaskQueuePeers> task_queue_peers;
 };
 
 // What one pass of the retention sweeper did.
@@ -225,19 +230,30 @@ class Engine {
   // Cluster (shard_changes.cpp, docs/cluster.md): the address of the node
   // that serves the shard of `workflow_id`, or of the execution a task token
   // names, when that is another node ("" when this node serves it, no live
-  // node holds it, or the store has no cluster); the addresses of the other
-  // live nodes.
+  // node holds it, or the store has no cluster).
   std::string owner_address(std::string namespace_id, const std::string& workflow_id) const;
   std::string token_owner_address(const std::string& task_token) const;
-  std::vector<std::string> peer_addresses() const;
+  // Task queues in a cluster (task_queue_ownership.cpp, docs/cluster.md,
+  // "Task queues"): the address of the node that owns a worker's queue,
+  // where its polls go ("" when it is this node, or the store has no
+  // cluster).
+  std::string queue_owner_address(std::string namespace_id, TaskKind kind, const std::string& queue) const;
+  // A worker completed a workflow task asking for its sticky queue `queue`
+  // through the node at `address` ("": this node): that queue lives there,
+  // and this node's sticky tasks for it are handed to it.
+  void note_sticky_home(const std::string& queue, const std::string& address);
+  // The owner's side: tasks another node hands to this node's queues.
+  // PERMISSION_DENIED unless signed with the cluster's task-token key.
+  void add_queued_tasks(const internal::QueuedTasks& tasks, Reply<internal::QueuedTasksAdded> reply);
+  // The shard's side: start a task of this node's shard that the queue's
+  // owner matched with a poll (worker_tasks.cpp); `stale` when the task was
+  // taken already; UNAVAILABLE when this node does not serve its shard.
+  void start_queued_task(internal::StartTaskRequest request, Reply<internal::StartedTask> reply);
   // The target side of a transfer task another node of the cluster runs
   // (remote_transfer.cpp, docs/cluster.md): applied here if this node
   // serves the target's shard, else UNAVAILABLE. PERMISSION_DENIED unless
   // its credential was signed with the cluster's task-token key.
   void apply_remote_transfer(internal::RemoteTransfer request, Reply<internal::RemoteTransferOutcome> reply);
-  // Tasks of a worker's queue waiting in this node's memory now: a poll
-  // fanned out over the cluster takes these without asking the others.
-  size_t queued_tasks(std::string namespace_id, TaskKind kind, const std::string& queue) const;
 
   // History long-polls parked right now (a gauge).
   size_t parked_history_waits();
@@ -265,8 +281,14 @@ class Engine {
   // Tasks queued for workers and not yet handed out (time skipping waits
   // for none before it moves a ManualClock).
   size_t queued_tasks() const { return matching_.total_backlog(); }
-  // Each queue's waiting tasks and parked polls (a gauge per queue).
-  std::vector<QueueLoad> queue_loads() const { return matching_.loads(); }
+  // Each queue's waiting tasks and parked polls (a gauge per queue). In a
+  // cluster a task is counted on the node that serves its shard only, not
+  // again as the copy its queue's owner holds (task_queue_ownership.cpp).
+  std::vector<QueueLoad> queue_loads() const;
+  // Nodes of the cluster this node saw live at its last lease round, itself
+  // included: those task queues and shards are spread over (a gauge; 0
+  // without a cluster).
+  size_t cluster_live_nodes() const { return shards_ == nullptr ? 0 : shards_->live_nodes(); }
   // Requests that change an execution, admitted and not yet answered (a
   // gauge; at most max_pending_requests).
   size_t pending_requests() const { return admission_.in_flight(); }
@@ -482,9 +504,24 @@ class Engine {
     Deadlines::SteadyTime deadline;
     std::shared_ptr<PollTicket> ticket;
     int page_events = 0;  // workflow and query tasks: events in the history page they come with
+    bool sticky = false;  // a worker's sticky queue: it lives on this node, whoever owns its name
   };
   template <typename Response>
   void poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response> start, FillTask<Response> fill);
+  // A poll matched `task`: record it started (a task of a shard another
+  // node serves: ask that node), then answer the poller. `again` polls on
+  // (a stale task).
+  template <typename Response>
+  void start_task(TaskRecord task, const PollSpec& spec, Reply<Response> reply, StartTask<Response> start,
+                  FillTask<Response> fill, std::function<void()> again);
+  template <typename Response>
+  void start_elsewhere(TaskRecord task, const PollSpec& spec, Reply<Response> reply, std::function<void()> again);
+  // How each kind of task is started and filled in, for a poll here or
+  // another node's.
+  static StartTask<v1::PollWorkflowTaskResponse> workflow_task_start();
+  FillTask<v1::PollWorkflowTaskResponse> workflow_task_fill(int page_events);
+  static StartTask<v1::PollActivityTaskResponse> activity_task_start();
+  FillTask<v1::PollActivityTaskResponse> activity_task_fill();
   // A worker's report on a task it holds: decode the token, apply `op` to
   // the execution it names, and once that is committed answer what
   // `respond` makes of the op's outcome.
@@ -535,7 +572,8 @@ class Engine {
     uint64_t first_task_watch = 0;
   };
   // Ids for tasks that live only in matching (query and sticky tasks):
-  // negative, so they never meet a stored task's id.
+  // negative, so they never meet a stored task's id; from a random start
+  // per process, so those of two nodes do not meet in a queue's owner.
   int64_t memory_task_id() { return -next_memory_task_id_.fetch_add(1); }
   // After a commit: the sticky tasks it made go to their workers' queues,
   // and leave them once the fallback to the normal queue has happened.
@@ -593,6 +631,26 @@ class Engine {
   void apply_transfer_here(internal::RemoteTransfer request, Reply<internal::RemoteTransferOutcome> reply);
   // Where a committed or rebuilt task goes: a worker's queue, or the engine.
   void dispatch(TaskRecord task);
+  // A worker's task of this node's shards, into its queue: this node's
+  // matching (the shard's record of what is pending), and in a cluster the
+  // queue's owner too (task_queue_ownership.cpp).
+  void offer(TaskRecord task);
+  // Hands `tasks` to the owners of their queues (or, for a sticky task, to
+  // its queue's node); a failed hand-over is retried while the task waits.
+  void push_to_owners(const std::vector<TaskRecord>& tasks, int attempt = 1);
+  // Where `task`'s queue lives: an address, "" for this node, nothing when
+  // unknown (a sticky queue whose node this node has not heard of).
+  std::optional<std::string> queue_home(const TaskRecord& task) const;
+  // A copy of another node's task whose start failed: back in its queue
+  // after a moment (no poll meets it again at once).
+  void set_aside(TaskRecord task);
+  // The live nodes changed: tasks go to their queues' new owners, and this
+  // node lets go of the queues it no longer owns.
+  void queue_owners_changed();
+  // What AddTasks and StartTask carry between nodes: a token signed with
+  // the cluster's task-token key naming kClusterCredentialName.
+  static constexpr const char* kClusterCredentialName = "reprise.internal.task-queues";
+  std::string cluster_credential() const;
   // Cluster (shard_changes.cpp): whether this node serves `key`'s shard
   // now; what it does when it gains shards (loads their tasks) and loses
   // them (drops their queued tasks and held starts).
@@ -684,6 +742,8 @@ class Engine {
     bool again = false;
     int64_t after = 0;  // task ids above this may be undispatched
   } in_doubt_reload_;
+  mutable std::mutex sticky_homes_mu_;
+  std::map<std::string, std::string> sticky_homes_;  // sticky queue -> its node's address ("" here)
   std::mutex query_mu_;
   std::map<uint64_t, PendingQuery> queries_;
   uint64_t next_query_id_ = 1;

@@ -85,7 +85,7 @@ void Engine::query_blocking(v1::QueryWorkflowRequest request, Reply<v1::QueryWor
   }
   internal::TaskPayload payload;
   payload.set_query_id(id);
-  matching_.add({task_id, TaskKind::kWorkflowTask, state.task_queue().name(), key, payload.SerializeAsString()});
+  offer({task_id, TaskKind::kWorkflowTask, state.task_queue().name(), key, payload.SerializeAsString()});
 }
 
 void Engine::dispatch_query_after_first_task(uint64_t id, int64_t task_id, const ExecutionKey& key,
@@ -121,7 +121,7 @@ void Engine::dispatch_query_after_first_task(uint64_t id, int64_t task_id, const
   }
   internal::TaskPayload payload;
   payload.set_query_id(id);
-  matching_.add({task_id, TaskKind::kWorkflowTask, queue, key, payload.SerializeAsString()});
+  offer({task_id, TaskKind::kWorkflowTask, queue, key, payload.SerializeAsString()});
 }
 
 std::optional<Engine::PendingQuery> Engine::take_query(uint64_t query_id) {

@@ -39,6 +39,7 @@ Status Engine::gain_shards(const ShardSet& gained) {
 
 Result<int64_t> Engine::reload_tasks(int64_t after, const std::function<bool(const TaskRecord&)>& wanted) {
   int64_t loaded = 0;
+  std::vector<TaskRecord> for_owners;  // handed to their queues' owners at once, in batches
   while (true) {
     Result<std::vector<TaskRecord>> page = store_.load_tasks(after, 1000);
     if (!page) return page.status();
@@ -47,8 +48,15 @@ Result<int64_t> Engine::reload_tasks(int64_t after, const std::function<bool(con
       after = task.task_id;
       if (!wanted(task)) continue;
       ++loaded;
-      dispatch(std::move(task));
+      if (shards_ != nullptr && task.kind != TaskKind::kTransfer) {
+        matching_.add(task);
+        for_owners.push_back(std::move(task));
+      } else {
+        dispatch(std::move(task));
+      }
     }
+    push_to_owners(for_owners);
+    for_owners.clear();
   }
 }
 
@@ -62,15 +70,6 @@ std::string Engine::token_owner_address(const std::string& task_token) const {
   Result<internal::TaskToken> token = options_.config.task_tokens->decode(task_token);
   if (!token) return "";  // refused where it is served
   return shards_->owner_address(shard_of(token->namespace_(), token->workflow_id(), shards_->shard_count()));
-}
-
-std::vector<std::string> Engine::peer_addresses() const {
-  return shards_ == nullptr ? std::vector<std::string>{} : shards_->peer_addresses();
-}
-
-size_t Engine::queued_tasks(std::string namespace_id, TaskKind kind, const std::string& queue) const {
-  if (!check_namespace(namespace_id).is_ok()) return 0;
-  return matching_.backlog({namespace_id, kind, queue});
 }
 
 void Engine::lose_shards(const ShardSet& lost) {

@@ -1,7 +1,7 @@
 // TransferPeers: how the engine reaches the node that serves another shard,
 // to apply there the target side of a transfer task whose source this node
 // serves (docs/cluster.md, "Transfer tasks across shards"). The server
-// implements it over gRPC (engine/server/cluster_transfers.hpp); an engine
+// implements it over gRPC (engine/server/cluster_service.hpp); an engine
 // without one retries such tasks until it serves both shards itself.
 //
 // Thread safety: apply() from any thread; `done` runs once, on a thread of

@@ -29,20 +29,26 @@ void Engine::poll_workflow_task(v1::PollWorkflowTaskRequest request, Reply<v1::P
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
-  poll_task<v1::PollWorkflowTaskResponse>(
-      {{ns, TaskKind::kWorkflowTask, request.task_queue().name()},
-       request.identity(),
-       poll_deadline(),
-       std::move(ticket),
-       history_page_size(request.maximum_page_size())},
-      std::move(reply),
-      [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollWorkflowTaskResponse& out) {
-        return ms.start_workflow_task(p, who, out);
-      },
-      [this, page_events = history_page_size(request.maximum_page_size())](
-          const TaskRecord& task, const internal::TaskPayload& payload, v1::PollWorkflowTaskResponse& out) {
-        return fill_workflow_task(task.execution, payload.sticky(), page_events, out);
-      });
+  const int page_events = history_page_size(request.maximum_page_size());
+  poll_task<v1::PollWorkflowTaskResponse>({{ns, TaskKind::kWorkflowTask, request.task_queue().name()},
+                                           request.identity(),
+                                           poll_deadline(),
+                                           std::move(ticket),
+                                           page_events,
+                                           request.task_queue().kind() == v1::TASK_QUEUE_KIND_STICKY},
+                                          std::move(reply), workflow_task_start(), workflow_task_fill(page_events));
+}
+
+Engine::StartTask<v1::PollWorkflowTaskResponse> Engine::workflow_task_start() {
+  return [](MutableState& ms, const internal::TaskPayload& p, const std::string& who,
+            v1::PollWorkflowTaskResponse& out) { return ms.start_workflow_task(p, who, out); };
+}
+
+Engine::FillTask<v1::PollWorkflowTaskResponse> Engine::workflow_task_fill(int page_events) {
+  return [this, page_events](const TaskRecord& task, const internal::TaskPayload& payload,
+                             v1::PollWorkflowTaskResponse& out) {
+    return fill_workflow_task(task.execution, payload.sticky(), page_events, out);
+  };
 }
 
 Status Engine::fill_workflow_task(const ExecutionKey& execution, bool sticky, int page_events,
@@ -81,72 +87,191 @@ void Engine::poll_activity_task(v1::PollActivityTaskRequest request, Reply<v1::P
   std::string ns = request.namespace_();
   if (Status s = check_namespace(ns); !s) return reply(s);
   if (request.task_queue().name().empty()) return reply(Status::invalid_argument("task_queue.name is required"));
-  poll_task<v1::PollActivityTaskResponse>(
-      {{ns, TaskKind::kActivityTask, request.task_queue().name()},
-       request.identity(),
-       poll_deadline(),
-       std::move(ticket)},
-      std::move(reply),
-      [](MutableState& ms, const internal::TaskPayload& p, const std::string& who, v1::PollActivityTaskResponse& out) {
-        return ms.start_activity(p, who, out);
-      },
-      [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollActivityTaskResponse& out) {
-        // The input lives in the scheduled event, not in the state: read it.
-        v1::History scheduled;
-        int64_t next = 0;
-        REPRISE_RETURN_IF_ERROR(fill_history(task.execution, payload.scheduled_event_id(), 1, scheduled, next));
-        if (scheduled.events_size() == 1) *out.mutable_input() = scheduled.events(0).activity_task_scheduled().input();
-        return Status::ok();
-      });
+  poll_task<v1::PollActivityTaskResponse>({{ns, TaskKind::kActivityTask, request.task_queue().name()},
+                                           request.identity(),
+                                           poll_deadline(),
+                                           std::move(ticket)},
+                                          std::move(reply), activity_task_start(), activity_task_fill());
+}
+
+Engine::StartTask<v1::PollActivityTaskResponse> Engine::activity_task_start() {
+  return [](MutableState& ms, const internal::TaskPayload& p, const std::string& who,
+            v1::PollActivityTaskResponse& out) { return ms.start_activity(p, who, out); };
+}
+
+Engine::FillTask<v1::PollActivityTaskResponse> Engine::activity_task_fill() {
+  return [this](const TaskRecord& task, const internal::TaskPayload& payload, v1::PollActivityTaskResponse& out) {
+    // The input lives in the scheduled event, not in the state: read it.
+    v1::History scheduled;
+    int64_t next = 0;
+    REPRISE_RETURN_IF_ERROR(fill_history(task.execution, payload.scheduled_event_id(), 1, scheduled, next));
+    if (scheduled.events_size() == 1) *out.mutable_input() = scheduled.events(0).activity_task_scheduled().input();
+    return Status::ok();
+  };
 }
 
 template <typename Response>
 void Engine::poll_task(PollSpec spec, Reply<Response> reply, StartTask<Response> start, FillTask<Response> fill) {
   auto again = [=, this] { poll_task(spec, reply, start, fill); };
-  const Matching::PollId id = matching_.poll(spec.queue, spec.deadline, [=, this](std::optional<TaskRecord> task) {
-    if (!task) return reply(Response());
-    // Its shard moved to another node, which hands it out from its own
-    // queues: this node lets it go.
-    if (!serves(task->execution)) return again();
-    if (spec.ticket && spec.ticket->canceled()) {
-      // The poller went away: the task goes to the next one, untouched.
-      matching_.add(std::move(*task));
-      return reply(Response());
-    }
-    internal::TaskPayload payload;
-    payload.ParseFromString(task->payload);
-    if constexpr (std::is_same_v<Response, v1::PollWorkflowTaskResponse>) {
-      if (payload.query_id() != 0) return start_query_task(*task, payload, spec.page_events, reply, again);
-    }
-    // The task's outcome: the response to hand out, or none for a stale row.
-    using Started = std::optional<Response>;
-    transition(
-        task->execution,
-        [=, this](MutableState& ms) -> Result<Started> {
-          Response response;
-          Result<Applied> applied = start(ms, payload, spec.identity, response);
-          if (!applied) return applied.status();
-          if (*applied == Applied::kStale) return Started();
-          metrics_.task_started(ms.state(), task->kind, payload);
-          return Started(std::move(response));
-        },
-        [id = task->task_id](Transition& t) {
-          if (id > 0) t.remove_tasks.push_back(id);  // memory-only tasks have no row
-        },
-        [=, this](Result<Started> started) mutable {
-          if (!started && started.status().code() != StatusCode::kNotFound) {
-            matching_.add(*task);  // its row is still there: keep it available
-            return reply(started.status());
-          }
-          // A stale row (or a vanished execution) was dropped: wait for the next.
-          if (!started || !started->has_value()) return again();
-          Response& response = **started;
-          if (Status s = fill(*task, payload, response); !s) return reply(s);
-          reply(std::move(response));
-        },
-        Unreadable::kFail, Origin::kInternal, Hold::kStarts, *task);
-  });
+  const Matching::PollId id = matching_.poll(
+      spec.queue, spec.deadline,
+      [=, this](std::optional<TaskRecord> task) {
+        if (!task) return reply(Response());
+        if (spec.ticket && spec.ticket->canceled()) {
+          // The poller went away: the task goes to the next one, untouched.
+          matching_.add(std::move(*task));
+          return reply(Response());
+        }
+        start_task(std::move(*task), spec, reply, start, fill, again);
+      },
+      spec.sticky);
   if (spec.ticket) spec.ticket->on_cancel([this, id] { matching_.cancel(id); });
+}
+
+template <typename Response>
+void Engine::start_task(TaskRecord matched, const PollSpec& spec, Reply<Response> reply, StartTask<Response> start,
+                        FillTask<Response> fill, std::function<void()> again) {
+  // A task of a shard another node serves (this node owns its queue): that
+  // node starts it.
+  if (!serves(matched.execution)) return start_elsewhere(std::move(matched), spec, std::move(reply), std::move(again));
+  auto task = std::make_shared<TaskRecord>(std::move(matched));
+  internal::TaskPayload payload;
+  payload.ParseFromString(task->payload);
+  if constexpr (std::is_same_v<Response, v1::PollWorkflowTaskResponse>) {
+    if (payload.query_id() != 0) return start_query_task(*task, payload, spec.page_events, reply, again);
+  }
+  // The task's outcome: the response to hand out, or none for a stale row.
+  using Started = std::optional<Response>;
+  transition(
+      task->execution,
+      [=, this](MutableState& ms) -> Result<Started> {
+        Response response;
+        Result<Applied> applied = start(ms, payload, spec.identity, response);
+        if (!applied) return applied.status();
+        if (*applied == Applied::kStale) return Started();
+        metrics_.task_started(ms.state(), task->kind, payload);
+        return Started(std::move(response));
+      },
+      [id = task->task_id](Transition& t) {
+        if (id > 0) t.remove_tasks.push_back(id);  // memory-only tasks have no row
+      },
+      [=, this](Result<Started> started) mutable {
+        if (!started && started.status().code() != StatusCode::kNotFound) {
+          offer(*task);  // its row is still there: keep it available
+          return reply(started.status());
+        }
+        // A stale row (or a vanished execution) was dropped: wait for the next.
+        if (!started || !started->has_value()) return again();
+        Response& response = **started;
+        if (Status s = fill(*task, payload, response); !s) return reply(s);
+        reply(std::move(response));
+      },
+      Unreadable::kFail, Origin::kInternal, Hold::kStarts, *task);
+}
+
+template <typename Response>
+void Engine::start_elsewhere(TaskRecord task, const PollSpec& spec, Reply<Response> reply,
+                             std::function<void()> again) {
+  // Its shard moved away and nothing hands this node other nodes' tasks:
+  // the new owner hands it out from its own queues.
+  if (options_.task_queue_peers == nullptr) return again();
+  const std::string address = shards_ == nullptr ? "" : shards_->owner_address(shards_->shard_of(task.execution));
+  if (address.empty()) {
+    // No live node serves its shard now (its owner died, and no other has
+    // taken it yet): the copy waits a moment, and the poll goes on.
+    set_aside(std::move(task));
+    return again();
+  }
+  internal::StartTaskRequest request;
+  internal::QueuedTask& queued = *request.mutable_task();
+  queued.set_task_id(task.task_id);
+  queued.set_kind(static_cast<int32_t>(task.kind));
+  queued.set_queue(task.queue);
+  queued.set_namespace_(task.execution.namespace_id);
+  queued.mutable_execution()->set_workflow_id(task.execution.workflow_id);
+  queued.mutable_execution()->set_run_id(task.execution.run_id);
+  queued.set_payload(task.payload);
+  request.set_identity(spec.identity);
+  request.set_page_events(spec.page_events);
+  request.set_credential(cluster_credential());
+  OperationRef in_flight = begin_op();
+  if (!in_flight) return reply(Status::unavailable("the server is shutting down"));
+  options_.task_queue_peers->start(
+      address, request,
+      [this, task = std::move(task), reply = std::move(reply), again = std::move(again), address,
+       in_flight](Result<internal::StartedTask> started) mutable {
+        executor_.post([this, task = std::move(task), reply = std::move(reply), again = std::move(again), address,
+                        started = std::move(started), in_flight]() mutable {
+          if (!started) {
+            // Whether it was started there is unknown: the copy waits a
+            // moment and the poll goes on; the shard's node starts a task
+            // at most once (a second start is stale).
+            log::warn("task not started on its workflow's node",
+                      {{"address", address}, {"error", started.status().to_string()}});
+            set_aside(std::move(task));
+            return again();
+          }
+          if (started->stale()) return again();
+          Response response;
+          if (!response.ParseFromString(started->response())) {
+            return reply(Status::internal("the node at " + address + " answered a task that does not parse"));
+          }
+          reply(std::move(response));
+        });
+      });
+}
+
+void Engine::start_queued_task(internal::StartTaskRequest request, Reply<internal::StartedTask> reply) {
+  Result<internal::TaskToken> signed_by = options_.config.task_tokens->decode(request.credential());
+  if (!signed_by || signed_by->workflow_id() != kClusterCredentialName) {
+    return reply(Status::permission_denied("a task start not signed by a node of this cluster"));
+  }
+  const internal::QueuedTask& queued = request.task();
+  if (queued.kind() != static_cast<int32_t>(TaskKind::kWorkflowTask) &&
+      queued.kind() != static_cast<int32_t>(TaskKind::kActivityTask)) {
+    return reply(Status::invalid_argument("task kind " + std::to_string(queued.kind()) + " is no worker's"));
+  }
+  TaskRecord task{queued.task_id(),
+                  static_cast<TaskKind>(queued.kind()),
+                  queued.queue(),
+                  {queued.namespace_(), queued.execution().workflow_id(), queued.execution().run_id()},
+                  queued.payload()};
+  if (!serves(task.execution)) {
+    return reply(Status::unavailable("this node no longer serves the workflow of the task"));
+  }
+  // This node's queue holds the task while it is pending: taking it out is
+  // what makes this start the only one.
+  if (!matching_.remove({task.execution.namespace_id, task.kind, task.queue}, task.task_id)) {
+    internal::StartedTask stale;
+    stale.set_stale(true);
+    return reply(std::move(stale));
+  }
+  PollSpec spec{{task.execution.namespace_id, task.kind, task.queue},
+                request.identity(),
+                poll_deadline(),
+                nullptr,
+                history_page_size(request.page_events()),
+                false};
+  auto stale = [reply] {
+    internal::StartedTask out;
+    out.set_stale(true);
+    reply(std::move(out));
+  };
+  auto answer = [reply](auto started) {
+    if (!started) return reply(started.status());
+    internal::StartedTask out;
+    out.set_response(started->SerializeAsString());
+    reply(std::move(out));
+  };
+  if (task.kind == TaskKind::kWorkflowTask) {
+    start_task<v1::PollWorkflowTaskResponse>(
+        std::move(task), spec, [answer](Result<v1::PollWorkflowTaskResponse> r) { answer(std::move(r)); },
+        workflow_task_start(), workflow_task_fill(spec.page_events), stale);
+  } else {
+    start_task<v1::PollActivityTaskResponse>(
+        std::move(task), spec, [answer](Result<v1::PollActivityTaskResponse> r) { answer(std::move(r)); },
+        activity_task_start(), activity_task_fill(), stale);
+  }
 }
 
 template <typename Response, typename T>

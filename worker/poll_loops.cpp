@@ -46,6 +46,8 @@ void Worker::workflow_poll_loop(const std::string& queue) {
   while (!stopping_ && workflow_pool_->wait_for_free_thread()) {
     v1::PollWorkflowTaskRequest poll;
     poll.mutable_task_queue()->set_name(queue);
+    // A cluster keeps a sticky queue on the node its worker polls.
+    if (queue == sticky_queue_) poll.mutable_task_queue()->set_kind(v1::TASK_QUEUE_KIND_STICKY);
     poll.set_identity(options_.identity);
     poll.set_maximum_page_size(options_.history_page_events);
     auto task = std::make_shared<v1::PollWorkflowTaskResponse>();

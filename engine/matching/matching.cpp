@@ -31,7 +31,7 @@ void Matching::add(TaskRecord task) {
   handed_to(std::move(task));
 }
 
-Matching::PollId Matching::poll(const QueueKey& key, Deadlines::SteadyTime deadline, PollCallback done) {
+Matching::PollId Matching::poll(const QueueKey& key, Deadlines::SteadyTime deadline, PollCallback done, bool pinned) {
   std::optional<TaskRecord> task;
   PollId id = 0;
   {
@@ -50,6 +50,7 @@ Matching::PollId Matching::poll(const QueueKey& key, Deadlines::SteadyTime deadl
         Poller& p = pollers_[id];
         p.key = key;
         p.done = std::move(done);
+        p.pinned = pinned;
         p.deadline = deadlines_.schedule(deadline, [this, id] {
           std::optional<PollCallback> expired;
           {
@@ -112,6 +113,39 @@ bool Matching::cancel(PollId id) {
   return true;
 }
 
+size_t Matching::end_polls_if(const std::function<bool(const QueueKey&)>& pred) {
+  std::vector<PollCallback> ended;
+  {
+    std::lock_guard lock(mu_);
+    std::vector<PollId> picked;
+    for (const auto& [id, p] : pollers_) {
+      if (!p.pinned && pred(p.key)) picked.push_back(id);
+    }
+    for (PollId id : picked) {
+      deadlines_.cancel(pollers_[id].deadline);
+      if (std::optional<PollCallback> done = take_poller_locked(id)) ended.push_back(std::move(*done));
+    }
+  }
+  for (auto& done : ended) done(std::nullopt);
+  return ended.size();
+}
+
+bool Matching::queued(int64_t task_id) const {
+  std::lock_guard lock(mu_);
+  return queued_task_ids_.count(task_id) != 0;
+}
+
+std::vector<TaskRecord> Matching::queued_if(const std::function<bool(const TaskRecord&)>& pred) const {
+  std::lock_guard lock(mu_);
+  std::vector<TaskRecord> out;
+  for (const auto& [key, queue] : queues_) {
+    for (const TaskRecord& t : queue.tasks) {
+      if (pred(t)) out.push_back(t);
+    }
+  }
+  return out;
+}
+
 void Matching::shutdown() {
   std::vector<PollCallback> parked;
   {
@@ -144,11 +178,15 @@ size_t Matching::queue_count() const {
   return queues_.size();
 }
 
-std::vector<QueueLoad> Matching::loads() const {
+std::vector<QueueLoad> Matching::loads(const std::function<bool(const TaskRecord&)>& counted) const {
   std::lock_guard lock(mu_);
   std::vector<QueueLoad> out;
   out.reserve(queues_.size());
-  for (const auto& [key, queue] : queues_) out.push_back({key, queue.tasks.size(), queue.pollers.size()});
+  for (const auto& [key, queue] : queues_) {
+    const size_t tasks = counted ? static_cast<size_t>(std::count_if(queue.tasks.begin(), queue.tasks.end(), counted))
+                                 : queue.tasks.size();
+    out.push_back({key, tasks, queue.pollers.size()});
+  }
   return out;
 }
 

@@ -60,8 +60,9 @@ class Matching {
   void add(TaskRecord task);
 
   // Takes the oldest task of `key` now, or parks until one arrives or
-  // `deadline`. Returns an id for cancel().
-  PollId poll(const QueueKey& key, Deadlines::SteadyTime deadline, PollCallback done);
+  // `deadline`. Returns an id for cancel(). `pinned`: end_polls_if() leaves
+  // it parked (a sticky queue's poll, which stays on this node).
+  PollId poll(const QueueKey& key, Deadlines::SteadyTime deadline, PollCallback done, bool pinned = false);
 
   // Removes a queued task that is no longer wanted (an expired query task).
   // False if a poller took it already.
@@ -74,6 +75,15 @@ class Matching {
   // Ends a parked poll with no task (its caller went away). False if it had
   // already ended.
   bool cancel(PollId id);
+  // Ends with no task every parked poll, but pinned ones, whose queue
+  // `pred` picks (this node no longer owns that queue: the worker polls
+  // again and reaches the owner); how many.
+  size_t end_polls_if(const std::function<bool(const QueueKey&)>& pred);
+
+  // Whether task `task_id` is waiting in a queue.
+  bool queued(int64_t task_id) const;
+  // Copies of the queued tasks `pred` picks.
+  std::vector<TaskRecord> queued_if(const std::function<bool(const TaskRecord&)>& pred) const;
 
   // Ends every parked poll with no task; later polls end at once.
   void shutdown();
@@ -85,8 +95,9 @@ class Matching {
   // worker process brings sticky queues of its own, which would otherwise
   // stay forever).
   size_t queue_count() const;
-  // Every queue's load now (for the metrics' scrape: one lock, one pass).
-  std::vector<QueueLoad> loads() const;
+  // Every queue's load now (for the metrics' scrape: one lock, one pass);
+  // `counted`, when given, picks the tasks counted.
+  std::vector<QueueLoad> loads(const std::function<bool(const TaskRecord&)>& counted = nullptr) const;
 
  private:
   struct Queue {
@@ -97,6 +108,7 @@ class Matching {
     QueueKey key;
     PollCallback done;
     Deadlines::Id deadline = 0;
+    bool pinned = false;
   };
 
   // Removes a parked poller; returns its callback, or nothing if it is gone.

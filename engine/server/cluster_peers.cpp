@@ -6,10 +6,20 @@ bool ClusterPeers::forwarded(const grpc::CallbackServerContext* incoming) {
   return incoming->client_metadata().count(kForwardedHeader) != 0;
 }
 
+std::string ClusterPeers::forwarded_from(const grpc::CallbackServerContext* incoming) {
+  const auto& metadata = incoming->client_metadata();
+  auto it = metadata.find(kForwardedFromHeader);
+  return it == metadata.end() ? std::string() : std::string(it->second.data(), it->second.size());
+}
+
 std::shared_ptr<grpc::ClientContext> ClusterPeers::context_for(const grpc::CallbackServerContext* incoming) {
   auto context = std::make_shared<grpc::ClientContext>();
   context->set_deadline(incoming->deadline());
   context->AddMetadata(kForwardedHeader, "1");
+  {
+    std::lock_guard lock(mu_);
+    if (!own_address_.empty()) context->AddMetadata(kForwardedFromHeader, own_address_);
+  }
   const auto& metadata = incoming->client_metadata();
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
     context->AddMetadata("authorization", std::string(it->second.data(), it->second.size()));
@@ -33,25 +43,9 @@ v1::WorkflowService::Stub& ClusterPeers::stub(const std::string& address) {
   return *stub;
 }
 
-void ClusterPeers::keep_spare(const std::string& key, std::string task) {
+void ClusterPeers::set_own_address(std::string address) {
   std::lock_guard lock(mu_);
-  spares_[key].emplace_back(std::chrono::steady_clock::now(), std::move(task));
-}
-
-std::optional<std::string> ClusterPeers::take_spare(const std::string& key) {
-  std::lock_guard lock(mu_);
-  auto it = spares_.find(key);
-  if (it == spares_.end()) return std::nullopt;
-  auto& queue = it->second;
-  const auto too_old = std::chrono::steady_clock::now() - kSpareAge;
-  while (!queue.empty() && queue.front().first < too_old) queue.pop_front();
-  std::optional<std::string> task;
-  if (!queue.empty()) {
-    task = std::move(queue.front().second);
-    queue.pop_front();
-  }
-  if (queue.empty()) spares_.erase(it);
-  return task;
+  own_address_ = std::move(address);
 }
 
 }  // namespace reprise::engine

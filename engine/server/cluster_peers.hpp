@@ -1,11 +1,14 @@
 // ClusterPeers: how a node of a cluster reaches the others (docs/cluster.md,
 // "Forwarding"): a gRPC stub per announced address, made at first use and
-// kept, and the spare tasks of polls it fanned out.
+// kept.
 //
 // A request a node forwards carries kForwardedHeader and the caller's
 // authorization header; the node it reaches authorizes it again and serves
 // it itself, never forwarding it further (a shard that moved meanwhile is
-// refused UNAVAILABLE, and the client tries again).
+// refused UNAVAILABLE, and the client tries again), and kForwardedFromHeader,
+// the forwarding node's own address (a worker's sticky queue lives on the
+// node it completes its workflow tasks through: docs/cluster.md, "Task
+// queues").
 //
 // A node that serves TLS forwards over TLS (server_tls.hpp,
 // peer_transport): the channels are made with the Transport it is given,
@@ -17,12 +20,9 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <chrono>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 
 #include "engine/server/keepalive.hpp"
@@ -49,30 +49,28 @@ class ClusterPeers {
   explicit ClusterPeers(Transport transport) : transport_(std::move(transport)) {}
 
   static constexpr const char* kForwardedHeader = "reprise-forwarded";
-  // How long a spare task waits for a poll before it is left to its
-  // timeout: well under any task timeout.
-  static constexpr std::chrono::milliseconds kSpareAge{2000};
+  static constexpr const char* kForwardedFromHeader = "reprise-forwarded-from";
 
   // Whether `incoming` was forwarded by another node.
   static bool forwarded(const grpc::CallbackServerContext* incoming);
+  // The address of the node that forwarded `incoming`; "" when it came
+  // straight from its caller.
+  static std::string forwarded_from(const grpc::CallbackServerContext* incoming);
   // A context for forwarding `incoming`: its deadline, its authorization,
-  // the forwarded mark.
-  static std::shared_ptr<grpc::ClientContext> context_for(const grpc::CallbackServerContext* incoming);
+  // the forwarded mark and this node's address.
+  std::shared_ptr<grpc::ClientContext> context_for(const grpc::CallbackServerContext* incoming);
 
   // The stub for the node at `address` (host:port).
   v1::WorkflowService::Stub& stub(const std::string& address);
 
-  // A task a fanned-out poll got after it had already answered (two nodes
-  // handed one out at once): kept for the next poll of the same queue
-  // (`key`: the poll's kind, namespace and queue), for kSpareAge.
-  void keep_spare(const std::string& key, std::string task);
-  std::optional<std::string> take_spare(const std::string& key);
+  // The address this node announces (known once it listens).
+  void set_own_address(std::string address);
 
  private:
   const Transport transport_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<v1::WorkflowService::Stub>> stubs_;
-  std::map<std::string, std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>>> spares_;
+  std::string own_address_;
 };
 
 }  // namespace reprise::engine

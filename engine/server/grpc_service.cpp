@@ -152,7 +152,7 @@ template <typename Req, typename Resp>
 grpc::ServerUnaryReactor* GrpcService::relay(grpc::CallbackServerContext* context, const Req* request, Resp* response,
                                              PeerCall<Req, Resp> peer_call, const std::string& address) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::shared_ptr<grpc::ClientContext> client = ClusterPeers::context_for(context);
+  std::shared_ptr<grpc::ClientContext> client = peers_.context_for(context);
   // `request` and `response` are the call's until it is finished.
   (peers_.stub(address).async()->*peer_call)(
       client.get(), request, response, [context, reactor, client, address](grpc::Status s) {
@@ -167,132 +167,44 @@ grpc::ServerUnaryReactor* GrpcService::relay(grpc::CallbackServerContext* contex
 
 namespace {
 
-// One worker poll fanned out over the cluster: this node's engine and every
-// peer, each a source. The first task answers the worker and the other
-// sources are canceled; a task a source hands out anyway (it was on its way)
-// is kept as a spare for the next poll of the queue. Shared by the reactor
-// and every source's callback, so it outlives whichever ends last.
-template <typename Resp>
-class ClusterPollFanOut : public std::enable_shared_from_this<ClusterPollFanOut<Resp>> {
+// A worker's poll relayed to its queue's owner: when the worker goes away,
+// the relayed poll is canceled with it, so the owner hands its task to
+// nobody.
+class RelayedPollReactor final : public grpc::ServerUnaryReactor {
  public:
-  ClusterPollFanOut(grpc::ServerUnaryReactor* reactor, Resp* response, ClusterPeers& peers, std::string spare_key,
-                    int sources)
-      : reactor_(reactor), response_(response), peers_(peers), spare_key_(std::move(spare_key)), sources_(sources) {}
-
-  void add_cancel(std::function<void()> cancel) {
-    bool now = false;
-    {
-      std::lock_guard lock(mu_);
-      now = reactor_ == nullptr;
-      if (!now) cancels_.push_back(cancel);
-    }
-    if (now) cancel();
-  }
-
-  // A source's answer: a task (non-empty token), nothing, or a failure.
-  // `local`: this node's engine, whose failure is the poll's when no task
-  // comes.
-  void answered(Result<Resp> answer, bool local) {
-    grpc::ServerUnaryReactor* finish = nullptr;
-    grpc::Status status;
-    std::vector<std::function<void()>> cancels;
-    {
-      std::lock_guard lock(mu_);
-      --sources_;
-      const bool task = answer.is_ok() && !answer->task_token().empty();
-      if (task && reactor_ != nullptr) {
-        *response_ = std::move(answer).value();
-        std::swap(finish, reactor_);
-        cancels.swap(cancels_);
-      } else if (task) {
-        peers_.keep_spare(spare_key_, answer->SerializeAsString());
-      } else if (!answer.is_ok() && local) {
-        local_failure_ = answer.status();
-      }
-      if (reactor_ != nullptr && sources_ == 0) {
-        status = to_grpc_status(local_failure_);
-        std::swap(finish, reactor_);
-      }
-    }
-    for (auto& cancel : cancels) cancel();
-    if (finish != nullptr) finish->Finish(status);
-  }
-
-  // The worker went away: every source ends.
-  void cancel() {
-    std::vector<std::function<void()>> cancels;
-    {
-      std::lock_guard lock(mu_);
-      cancels = cancels_;
-    }
-    for (auto& c : cancels) c();
-  }
+  explicit RelayedPollReactor(std::shared_ptr<grpc::ClientContext> client) : client_(std::move(client)) {}
+  void OnCancel() override { client_->TryCancel(); }
+  void OnDone() override { delete this; }
 
  private:
-  std::mutex mu_;
-  grpc::ServerUnaryReactor* reactor_;  // nullptr once finished
-  Resp* response_;                     // the call's, until finished
-  ClusterPeers& peers_;
-  const std::string spare_key_;
-  int sources_;
-  Status local_failure_;
-  std::vector<std::function<void()>> cancels_;
-};
-
-template <typename Resp>
-class ClusterPollReactor final : public grpc::ServerUnaryReactor {
- public:
-  void OnCancel() override {
-    if (auto fan_out = fan_out_.lock()) fan_out->cancel();
-  }
-  void OnDone() override { delete this; }
-  std::weak_ptr<ClusterPollFanOut<Resp>> fan_out_;
+  std::shared_ptr<grpc::ClientContext> client_;
 };
 
 }  // namespace
 
 template <typename Req, typename Resp>
-grpc::ServerUnaryReactor* GrpcService::poll_cluster(grpc::CallbackServerContext* context, const Req* request,
-                                                    Resp* response,
-                                                    void (Engine::*method)(Req, Reply<Resp>,
-                                                                           std::shared_ptr<PollTicket>),
-                                                    PeerCall<Req, Resp> peer_call, const Status& authorized) {
-  const std::vector<std::string> peers =
-      authorized && !ClusterPeers::forwarded(context) ? engine_.peer_addresses() : std::vector<std::string>{};
+grpc::ServerUnaryReactor* GrpcService::poll_owner(grpc::CallbackServerContext* context, const Req* request,
+                                                  Resp* response,
+                                                  void (Engine::*method)(Req, Reply<Resp>, std::shared_ptr<PollTicket>),
+                                                  PeerCall<Req, Resp> peer_call, const Status& authorized) {
   constexpr TaskKind kind =
       std::is_same_v<Req, v1::PollWorkflowTaskRequest> ? TaskKind::kWorkflowTask : TaskKind::kActivityTask;
-  // A task here now: no other node is asked, so none hands out a task that
-  // would then wait as a spare (or, caught in the cancel, for its timeout).
-  if (peers.empty() || engine_.queued_tasks(request->namespace_(), kind, request->task_queue().name()) > 0) {
-    return forward_poll(context, request, response, method, authorized);
-  }
-  const std::string spare_key =
-      request->GetDescriptor()->name() + '\0' + request->namespace_() + '\0' + request->task_queue().name();
-  if (std::optional<std::string> spare = peers_.take_spare(spare_key); spare && response->ParseFromString(*spare)) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
-  }
-  auto* reactor = new ClusterPollReactor<Resp>();
-  auto fan_out = std::make_shared<ClusterPollFanOut<Resp>>(reactor, response, peers_, spare_key,
-                                                           static_cast<int>(peers.size()) + 1);
-  reactor->fan_out_ = fan_out;
-  // The request, for the peers' calls, which may outlast this one.
-  auto forwarded = std::make_shared<Req>(*request);
-  for (const std::string& address : peers) {
-    std::shared_ptr<grpc::ClientContext> client = ClusterPeers::context_for(context);
-    auto answer = std::make_shared<Resp>();
-    fan_out->add_cancel([client] { client->TryCancel(); });
-    (peers_.stub(address).async()->*peer_call)(
-        client.get(), forwarded.get(), answer.get(), [fan_out, client, forwarded, answer](const grpc::Status& s) {
-          // A peer that is gone or busy: no task from it this time.
-          fan_out->answered(s.ok() ? Result<Resp>(std::move(*answer)) : Result<Resp>(Resp{}), false);
-        });
-  }
-  auto ticket = std::make_shared<PollTicket>();
-  fan_out->add_cancel([ticket] { ticket->cancel(); });
-  (engine_.*method)(
-      *request, [fan_out](Result<Resp> answer) { fan_out->answered(std::move(answer), true); }, ticket);
+  // A worker's sticky queue lives on the node it polls; a forwarded poll is
+  // never forwarded again.
+  const bool here =
+      !authorized || ClusterPeers::forwarded(context) || request->task_queue().kind() == v1::TASK_QUEUE_KIND_STICKY;
+  const std::string owner =
+      here ? std::string() : engine_.queue_owner_address(request->namespace_(), kind, request->task_queue().name());
+  if (owner.empty()) return forward_poll(context, request, response, method, authorized);
+  std::shared_ptr<grpc::ClientContext> client = peers_.context_for(context);
+  auto* reactor = new RelayedPollReactor(client);
+  // `request` and `response` are the call's until it is finished.
+  (peers_.stub(owner).async()->*peer_call)(client.get(), request, response, [reactor, client, owner](grpc::Status s) {
+    if (!s.ok() && s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      s = grpc::Status(s.error_code(), "forwarded to the node at " + owner + ": " + s.error_message());
+    }
+    reactor->Finish(s);
+  });
   return reactor;
 }
 
@@ -434,15 +346,18 @@ grpc::ServerUnaryReactor* GrpcService::UpdateNamespace(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* GrpcService::PollWorkflowTask(grpc::CallbackServerContext* c,
                                                         const v1::PollWorkflowTaskRequest* q,
                                                         v1::PollWorkflowTaskResponse* r) {
-  return poll_cluster(c, q, r, &Engine::poll_workflow_task, &v1::WorkflowService::Stub::async::PollWorkflowTask,
-                      authorize(c, kWorkerCalls, q->namespace_(), "PollWorkflowTask"));
+  return poll_owner(c, q, r, &Engine::poll_workflow_task, &v1::WorkflowService::Stub::async::PollWorkflowTask,
+                    authorize(c, kWorkerCalls, q->namespace_(), "PollWorkflowTask"));
 }
 grpc::ServerUnaryReactor* GrpcService::CompleteWorkflowTask(grpc::CallbackServerContext* c,
                                                             const v1::CompleteWorkflowTaskRequest* q,
                                                             v1::CompleteWorkflowTaskResponse* r) {
+  Status authorized = authorize_token(c, kWorkerCalls, q->task_token(), "CompleteWorkflowTask");
+  // The worker's sticky queue lives on the node it came through.
+  if (authorized)
+    engine_.note_sticky_home(q->sticky_attributes().worker_task_queue().name(), ClusterPeers::forwarded_from(c));
   return route(c, q, r, &Engine::complete_workflow_task, &v1::WorkflowService::Stub::async::CompleteWorkflowTask,
-               authorize_token(c, kWorkerCalls, q->task_token(), "CompleteWorkflowTask"),
-               engine_.token_owner_address(q->task_token()));
+               authorized, engine_.token_owner_address(q->task_token()));
 }
 grpc::ServerUnaryReactor* GrpcService::FailWorkflowTask(grpc::CallbackServerContext* c,
                                                         const v1::FailWorkflowTaskRequest* q,
@@ -454,8 +369,8 @@ grpc::ServerUnaryReactor* GrpcService::FailWorkflowTask(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* GrpcService::PollActivityTask(grpc::CallbackServerContext* c,
                                                         const v1::PollActivityTaskRequest* q,
                                                         v1::PollActivityTaskResponse* r) {
-  return poll_cluster(c, q, r, &Engine::poll_activity_task, &v1::WorkflowService::Stub::async::PollActivityTask,
-                      authorize(c, kWorkerCalls, q->namespace_(), "PollActivityTask"));
+  return poll_owner(c, q, r, &Engine::poll_activity_task, &v1::WorkflowService::Stub::async::PollActivityTask,
+                    authorize(c, kWorkerCalls, q->namespace_(), "PollActivityTask"));
 }
 grpc::ServerUnaryReactor* GrpcService::HeartbeatActivity(grpc::CallbackServerContext* c,
                                                          const v1::HeartbeatActivityRequest* q,

@@ -6,8 +6,8 @@
 //
 // In a cluster (docs/cluster.md) a request about an execution whose shard
 // another node serves is forwarded to that node (cluster_peers.hpp) and its
-// answer returned; a worker's poll is fanned out to every live node beside
-// this one, and the first task to come back answers it.
+// answer returned; a worker's poll is sent to the node that owns its task
+// queue (a sticky queue: this node), once.
 //
 // Every call but Health is first authorized (api_key_auth.hpp) for the roles
 // its RPC needs (the table in grpc_service.cpp) and the namespace it names;
@@ -52,6 +52,9 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   ~GrpcService() override;
   GrpcService(const GrpcService&) = delete;
   GrpcService& operator=(const GrpcService&) = delete;
+  // The address this node announces to the others of its cluster ("" for
+  // none), which requests it forwards carry (cluster_peers.hpp).
+  void set_own_address(std::string address) { peers_.set_own_address(std::move(address)); }
 
   // Held by each payload stream's reactor from its creation until it is
   // destroyed; the service's destructor waits for none. Thread safety: any
@@ -156,12 +159,12 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   grpc::ServerUnaryReactor* relay(grpc::CallbackServerContext* context, const Req* request, Resp* response,
                                   PeerCall<Req, Resp> peer_call, const std::string& address);
 
-  // A worker's poll: this node's engine and, in a cluster, every other
-  // live node at once; the first task answers it.
+  // A worker's poll: served here when this node owns its queue, else
+  // relayed to the owner (canceled with the worker's call).
   template <typename Req, typename Resp>
-  grpc::ServerUnaryReactor* poll_cluster(grpc::CallbackServerContext* context, const Req* request, Resp* response,
-                                         void (Engine::*method)(Req, Reply<Resp>, std::shared_ptr<PollTicket>),
-                                         PeerCall<Req, Resp> peer_call, const Status& authorized);
+  grpc::ServerUnaryReactor* poll_owner(grpc::CallbackServerContext* context, const Req* request, Resp* response,
+                                       void (Engine::*method)(Req, Reply<Resp>, std::shared_ptr<PollTicket>),
+                                       PeerCall<Req, Resp> peer_call, const Status& authorized);
 
   template <typename Req, typename Resp>
   grpc::ServerUnaryReactor* forward_poll(grpc::CallbackServerContext* context, const Req* request, Resp* response,

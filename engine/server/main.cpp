@@ -46,7 +46,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
-#include "engine/server/cluster_transfers.hpp"
+#include "engine/server/cluster_service.hpp"
 #include "engine/server/grpc_service.hpp"
 #include "engine/server/http_listener.hpp"
 #include "engine/server/keepalive.hpp"
@@ -151,8 +151,11 @@ int main(int argc, char** argv) {
   if (!flags.metrics_listen.empty() || !flags.ui_listen.empty()) {
     flags.engine.metrics = (registry = std::make_unique<metrics::Registry>()).get();
   }
-  // Transfer tasks whose target another node serves are applied there (cluster_transfers.hpp).
-  flags.engine.transfer_peers = std::make_shared<GrpcTransferPeers>(*peers);
+  // Transfer tasks whose target another node serves are applied there, and
+  // tasks go to their queues' owners (cluster_service.hpp).
+  auto internal_peers = std::make_shared<InternalPeers>(*peers);
+  flags.engine.transfer_peers = internal_peers;
+  flags.engine.task_queue_peers = internal_peers;
   Result<std::unique_ptr<Engine>> engine = Engine::start(**store, flags.engine);
   if (!engine) {
     std::fprintf(stderr, "reprise-server: %s\n", engine.status().to_string().c_str());
@@ -170,8 +173,8 @@ int main(int argc, char** argv) {
   int port = 0;
   builder.AddListeningPort(flags.listen, *credentials, &port);
   builder.RegisterService(service.get());
-  auto transfers = std::make_unique<ClusterTransferService>(**engine);
-  builder.RegisterService(transfers.get());
+  auto internal_service = std::make_unique<ClusterInternalService>(**engine);
+  builder.RegisterService(internal_service.get());
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
   accept_keepalive_pings(builder);  // clients and other nodes ping to find a node that stopped answering
@@ -186,7 +189,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reprise-server: cannot listen on %s\n", flags.listen.c_str());
     return 1;
   }
-  announce_address(**store, flags, port);
+  service->set_own_address(announce_address(**store, flags, port));
   ServingStatus serving_status(
       *server->GetHealthCheckService(), [&] { return (*engine)->server_problem(); }, std::chrono::seconds(1));
   // The HTTP listeners: /metrics and the web UI, on one address or two.
@@ -245,7 +248,7 @@ int main(int argc, char** argv) {
   // is open), and 200 ms leaves time to flush the last answers.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
   server.reset();
-  transfers.reset();
+  internal_service.reset();
   service.reset();  // waits for the payload streams' last store work
   auth->reset();    // its thread reads the store
   engine->reset();

@@ -76,12 +76,13 @@ Result<std::unique_ptr<Store>> open_database(ServerFlags& flags) {
   return is_postgres_url(flags.db) ? open_postgres(flags) : open_sqlite(flags);
 }
 
-void announce_address(Store& store, const ServerFlags& flags, int port) {
+std::string announce_address(Store& store, const ServerFlags& flags, int port) {
   auto* postgres = dynamic_cast<PostgresStore*>(&store);
-  if (postgres == nullptr) return;
+  if (postgres == nullptr) return "";
   std::string address = flags.postgres.cluster.address;
   if (address.empty()) address = host_name() + ":" + std::to_string(port);
   postgres->leases().set_address(address);
+  return address;
 }
 
 }  // namespace reprise::engine

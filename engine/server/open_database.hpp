@@ -15,7 +15,7 @@ Result<std::unique_ptr<Store>> open_database(ServerFlags& flags);
 
 // A store shared by a cluster: the address this node announces to the
 // others (--cluster-address, else the host name and `port`, the one it
-// listens on). Nothing for a SQLite store.
-void announce_address(Store& store, const ServerFlags& flags, int port);
+// listens on), which it returns. Nothing ("") for a SQLite store.
+std::string announce_address(Store& store, const ServerFlags& flags, int port);
 
 }  // namespace reprise::engine

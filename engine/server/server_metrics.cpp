@@ -33,6 +33,10 @@ void add_server_metrics(metrics::Registry& r, Engine& engine, BlobStore& blobs, 
   metrics::Gauge pending_queries = r.gauges("service_pending_queries", "Queries waiting for a worker's answer.").with();
   metrics::Gauge history_waits =
       r.gauges("parked_history_waits", "GetHistory long-polls waiting for a new event.").with();
+  metrics::Gauge live_nodes =
+      r.gauges("cluster_live_nodes",
+               "Nodes of the cluster this node saw live at its last lease round, itself included (0: no cluster).")
+          .with();
 
   metrics::Counter transitions = r.counters("persistence_transitions_total", "Workflow transitions committed.").with();
   metrics::Histogram batch_size =
@@ -70,6 +74,7 @@ void add_server_metrics(metrics::Registry& r, Engine& engine, BlobStore& blobs, 
     pending_requests.set(static_cast<double>(engine.pending_requests()));
     pending_queries.set(static_cast<double>(engine.pending_queries()));
     history_waits.set(static_cast<double>(engine.parked_history_waits()));
+    live_nodes.set(static_cast<double>(engine.cluster_live_nodes()));
 
     const StorageStats s = engine.storage_stats();
     transitions.set_total(s.writes.transitions);

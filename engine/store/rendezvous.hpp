@@ -41,4 +41,22 @@ inline std::string rendezvous_owner(int64_t shard, const std::vector<std::string
   return best == nullptr ? "" : *best;
 }
 
+// A worker task queue as a number to hash like a shard (docs/cluster.md,
+// "Task queues"): FNV-1a of its namespace, kind (the store's TaskKind
+// number) and name, each followed by a zero byte.
+inline int64_t task_queue_key(std::string_view namespace_id, int kind, std::string_view queue) {
+  uint64_t h = 14695981039346656037ull;
+  auto add = [&h](std::string_view part) {
+    for (unsigned char c : part) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h *= 1099511628211ull;  // the zero byte: h ^= 0, then the multiply
+  };
+  add(namespace_id);
+  add(std::to_string(kind));
+  add(queue);
+  return static_cast<int64_t>(h);
+}
+
 }  // namespace reprise::engine

@@ -9,6 +9,7 @@
 // Thread safety: all methods may be called from any thread.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct ShardListener {
   std::function<void(const ShardSet&)> gained;
   // Shards it holds no more: its memory of them is to be dropped.
   std::function<void(const ShardSet&)> lost;
+  // The set of live nodes changed (one joined, left, stopped heart-beating,
+  // or restarted: a shard changed hands): the owners of task queues may
+  // have changed, or lost what they held.
+  std::function<void()> members_changed;
 };
 
 class ShardOwnership {
@@ -45,6 +50,13 @@ class ShardOwnership {
   virtual std::string owner_address(int64_t shard) const = 0;
   // The announced addresses of the other live nodes.
   virtual std::vector<std::string> peer_addresses() const = 0;
+  // Where to reach the live node that owns the worker task queue whose
+  // task_queue_key() (rendezvous.hpp) is `queue_key`: rendezvous hashing
+  // over the live nodes, as for shards (docs/cluster.md, "Task queues"). Its
+  // announced address; "" when it is this node, or no live node is known.
+  virtual std::string queue_owner_address(int64_t queue_key) const = 0;
+  // How many live nodes that hashing is over, as last read.
+  virtual size_t live_nodes() const = 0;
   // Calls listener.gained with the shards held now, then with every change,
   // in order, on one thread of the store's; an empty listener stops the
   // calls (and waits for one in progress). Callbacks must not call back

@@ -260,7 +260,8 @@ TEST(Cluster, KillNineOfOneNodeUnderLoadLosesNoAcknowledgedStart) {
 
 // Any node takes any request: a client and a worker that know only node a
 // start and run workflows on every shard, b's included (a forwards the
-// starts and completions to b, and fans the worker's polls out to b).
+// starts and completions to b, and relays the worker's polls to their
+// queue's owner).
 TEST(Cluster, AClientAndAWorkerConnectedToOneNodeRunWorkflowsOnEveryShard) {
   REPRISE_POSTGRES_DATABASE(url);
   auto a = cluster_node(url, "a", "1s");

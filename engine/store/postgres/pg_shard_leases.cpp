@@ -112,6 +112,19 @@ std::vector<std::string> PgShardLeases::peer_addresses() const {
   return peers;
 }
 
+std::string PgShardLeases::queue_owner_address(int64_t queue_key) const {
+  std::lock_guard lock(mu_);
+  const std::string owner = rendezvous_owner(queue_key, member_ids_);
+  if (owner.empty() || owner == options_.node_id) return "";
+  auto member = members_.find(owner);
+  return member == members_.end() ? "" : member->second;
+}
+
+size_t PgShardLeases::live_nodes() const {
+  std::lock_guard lock(mu_);
+  return member_ids_.size();
+}
+
 std::string PgShardLeases::served_array() const {
   std::vector<int64_t> served;
   for (int s = 0; s < shard_count_; ++s) {
@@ -195,6 +208,10 @@ Status PgShardLeases::round() {
   }
   if (nodes.empty()) nodes = std::move(without_address);
   std::map<int64_t, std::string> owners;
+  // Who holds each shard under which range_id: a node that restarted
+  // within a lease (still a live member all along) shows as a new range_id
+  // on the shards it takes back.
+  std::vector<std::pair<std::string, int64_t>> holders;
   const size_t n = static_cast<size_t>(shard_count_);
   ShardSet lost(n, false), released(n, false);
   std::vector<int64_t> renew_ids, renew_ranges, acquire_ids, release_ids, release_ranges;
@@ -206,6 +223,7 @@ Status PgShardLeases::round() {
     const int64_t range = shards->get_int(i, 2);
     const bool expired = shards->get_int(i, 3) != 0;
     owners[s] = expired ? "" : owner;
+    holders.emplace_back(expired ? "" : owner, range);
     const int64_t held = held_[s].load();
     // Another node took it, or it ran out by this node's clock before a
     // renewal came back (the node was paused, or cut off): whatever the
@@ -228,10 +246,14 @@ Status PgShardLeases::round() {
       release_ranges.push_back(range);
     }
   }
+  bool members_changed = false;
   {
     std::lock_guard lock(mu_);
     owners_ = std::move(owners);
+    members_changed = member_ids_ != nodes || holders_ != holders;
+    holders_ = std::move(holders);
     members_ = std::move(members);
+    member_ids_ = nodes;
   }
   drop(lost);
   drop(released);
@@ -293,6 +315,10 @@ Status PgShardLeases::round() {
       }
     }
     if (r->rows() > 0) announce(gained, true);
+  }
+  if (members_changed) {
+    std::lock_guard lock(listener_mu_);
+    if (listener_.members_changed) listener_.members_changed();
   }
   // Members silent for ten leases are gone for good.
   Result<PgResult> swept =

@@ -69,6 +69,8 @@ class PgShardLeases final : public ShardOwnership {
   std::string owner_of(int64_t shard) const override;
   std::string owner_address(int64_t shard) const override;
   std::vector<std::string> peer_addresses() const override;
+  std::string queue_owner_address(int64_t queue_key) const override;
+  size_t live_nodes() const override;
   void listen(ShardListener listener) override;
   using ShardOwnership::serves;
 
@@ -101,9 +103,11 @@ class PgShardLeases final : public ShardOwnership {
   std::unique_ptr<std::atomic<int64_t>[]> held_;
   std::unique_ptr<std::atomic<int64_t>[]> valid_until_;
 
-  mutable std::mutex mu_;                       // what follows
-  std::map<int64_t, std::string> owners_;       // shard -> its owner node, as last read
-  std::map<std::string, std::string> members_;  // live node -> address
+  mutable std::mutex mu_;                                 // what follows
+  std::map<int64_t, std::string> owners_;                 // shard -> its owner node, as last read
+  std::map<std::string, std::string> members_;            // live node -> address
+  std::vector<std::string> member_ids_;                   // the keys of members_, for rendezvous hashing
+  std::vector<std::pair<std::string, int64_t>> holders_;  // per shard as last read: owner, range_id
   std::string address_;
   bool announce_now_ = false;  // an address was set: a round at once
   bool stopping_ = false;
