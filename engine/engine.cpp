@@ -191,6 +191,11 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
       then(std::move(s));
       done();
     };
+    // In a cluster, a shard this node does not serve now (moving, or its
+    // owner not yet known here): the stored state lacks what its node holds
+    // in memory (a started task not yet committed), so an op checked
+    // against it could be refused wrongly; the caller tries again.
+    if (!serves(key)) return answer(not_served(key));
     Result<ExecutionRecord> record = store_.get_execution(key);
     if (!record) {
       if (record.status().code() == StatusCode::kNotFound) held_starts_.erase(key);  // its rows went with it

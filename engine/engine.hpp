@@ -655,6 +655,9 @@ class Engine {
   // now; what it does when it gains shards (loads their tasks) and loses
   // them (drops their queued tasks and held starts).
   bool serves(const ExecutionKey& key) const { return shards_ == nullptr || shards_->serves(key); }
+  // The refusal of an op on `key` when this node does not serve its shard
+  // (retryable: the caller sends it again and reaches the shard's node).
+  Status not_served(const ExecutionKey& key) const;
   Status gain_shards(const ShardSet& gained);
   // Loads the task rows with ids above `after` and dispatches those
   // `wanted`; how many.

@@ -137,7 +137,7 @@ void Engine::apply_transfer_here(internal::RemoteTransfer request, Reply<interna
   // and finds the new owner.
   auto not_here = [this, &reply](const ExecutionKey& target) {
     if (!remote_target(target)) return false;
-    reply(Status::moved("the shard of " + target.workflow_id + " is not served by this node"));
+    reply(not_served(target));
     return true;
   };
   auto applied = [reply](Status s) {

@@ -60,6 +60,13 @@ Result<int64_t> Engine::reload_tasks(int64_t after, const std::function<bool(con
   }
 }
 
+Status Engine::not_served(const ExecutionKey& key) const {
+  const int64_t shard = shards_->shard_of(key);
+  return Status::moved(
+      "shard " + std::to_string(shard) + " of workflow '" + key.workflow_id +
+      "' is not served by this node now (its holder, as this node last saw: " + shards_->owner_of(shard) + ")");
+}
+
 std::string Engine::owner_address(std::string namespace_id, const std::string& workflow_id) const {
   if (shards_ == nullptr || !check_namespace(namespace_id).is_ok()) return "";
   return shards_->owner_address(shard_of(namespace_id, workflow_id, shards_->shard_count()));

@@ -18,6 +18,7 @@
 #include "cluster_harness.hpp"
 #include "engine/store/records.hpp"
 #include "engine/store/rendezvous.hpp"
+#include "history/status.hpp"
 #include "reprise/activity.hpp"
 #include "reprise/client.hpp"
 #include "reprise/worker.hpp"
@@ -180,6 +181,26 @@ v1::PollWorkflowTaskResponse next_task_of(Stub& stub, const std::string& queue, 
   return {};
 }
 
+// Completes a workflow task as an SDK worker does: a call refused for now
+// (UNAVAILABLE with the reprise-retryable trailer: a shard moving between
+// nodes) is sent again after a pause, for up to 10 s.
+grpc::Status complete_as_a_worker(Stub& stub, const std::string& token, const std::vector<v1::Command>& commands) {
+  v1::CompleteWorkflowTaskRequest request;
+  request.set_task_token(token);
+  for (const v1::Command& c : commands) *request.add_commands() = c;
+  const auto until = TestClock::now() + 10s;
+  while (true) {
+    v1::CompleteWorkflowTaskResponse ignored;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    const grpc::Status s = stub.CompleteWorkflowTask(&context, request, &ignored);
+    const bool refused_for_now = s.error_code() == grpc::StatusCode::UNAVAILABLE &&
+                                 context.GetServerTrailingMetadata().count(kRetryableTrailer) > 0;
+    if (!refused_for_now || TestClock::now() >= until) return s;
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
 TEST(ClusterTaskQueues, APollOnANodeThatDoesNotOwnItsQueueIsServedByTheOwnerWithOneRelayedPoll) {
   REPRISE_POSTGRES_DATABASE(url);
   QueueTestCluster cluster(url);
@@ -298,9 +319,12 @@ TEST(ClusterTaskQueues, TheQueueOwnerKilledWithTasksPendingLosesNoneOfThem) {
     v1::PollWorkflowTaskResponse task = poll_queue(stub, queue, &status);
     if (!status.ok()) std::this_thread::sleep_for(100ms);  // relayed to the dead owner, before the others know
     if (task.task_token().empty()) continue;
-    ++handed_out[task.workflow_execution().workflow_id()];
-    const grpc::Status completed = complete(stub, task.task_token(), {finish("done")});
-    EXPECT_TRUE(completed.ok()) << completed.error_code() << " " << completed.error_message();
+    const std::string& id = task.workflow_execution().workflow_id();
+    ++handed_out[id];
+    const grpc::Status completed = complete_as_a_worker(stub, task.task_token(), {finish("done")});
+    EXPECT_TRUE(completed.ok()) << id << " completed at " << survivors[turn % survivors.size()]
+                                << ", its shard held by " << cluster.db->owner_of(id) << ": " << completed.error_code()
+                                << " " << completed.error_message();
   }
   std::cout << handed_out.size() << " of " << ids.size() << " pending tasks handed out, the last "
             << std::chrono::duration_cast<std::chrono::milliseconds>(TestClock::now() - killed).count()
