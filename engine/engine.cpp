@@ -50,10 +50,10 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
     engine->next_memory_task_id_ = 1 + static_cast<int64_t>(engine->query_epoch_ >> 24);
     engine->shards_->listen({[e = engine.get()](const ShardSet& gained) { (void)e->gain_shards(gained); },
                              [e = engine.get()](const ShardSet& lost) { e->lose_shards(lost); },
-                             [e = engine.get()] {
+                             [e = engine.get()](const MembersChange& change) {
                                OperationRef in_flight = e->begin_op();
                                if (!in_flight) return;
-                               e->executor_.post([e, in_flight] { e->queue_owners_changed(); });
+                               e->executor_.post([e, in_flight, change] { e->queue_owners_changed(change); });
                              }});
   }
   if (engine->options_.runtime != nullptr) {

@@ -644,9 +644,11 @@ class Engine {
   // A copy of another node's task whose start failed: back in its queue
   // after a moment (no poll meets it again at once).
   void set_aside(TaskRecord task);
-  // The live nodes changed: tasks go to their queues' new owners, and this
-  // node lets go of the queues it no longer owns.
-  void queue_owners_changed();
+  // The live nodes changed, or a node took its shards back: the tasks of
+  // queues whose owner changed, or whose owner took its shards back (it
+  // restarted, its copies lost), go to their owners; on a change of live
+  // nodes this node also lets go of the queues it no longer owns.
+  void queue_owners_changed(const MembersChange& change);
   // What AddTasks and StartTask carry between nodes: a token signed with
   // the cluster's task-token key naming kClusterCredentialName.
   static constexpr const char* kClusterCredentialName = "reprise.internal.task-queues";

@@ -12,8 +12,10 @@
 // the task out of it is what makes one start the only one: a copy the owner
 // matched after the task was started elsewhere is answered `stale`. So
 // nothing depends on the owner's memory: when the live nodes change, every
-// node hands its pending tasks to their queues' owners again, and an owner
-// that died loses only copies. A sticky queue lives on the node its worker
+// node hands the pending tasks of the queues whose owner changed to the new
+// owner, and when a node takes its own shards back under a new range_id (it
+// restarted within a lease, its copies lost) those of the queues it owns; an
+// owner that died loses only copies. A sticky queue lives on the node its worker
 // polls (the one it completed its last workflow task through).
 //
 // A node alone (no cluster) owns every queue: none of this runs.
@@ -181,11 +183,27 @@ void Engine::add_queued_tasks(const internal::QueuedTasks& tasks, Reply<internal
   reply(internal::QueuedTasksAdded());
 }
 
-void Engine::queue_owners_changed() {
+void Engine::queue_owners_changed(const MembersChange& change) {
   if (shards_ == nullptr || options_.task_queue_peers == nullptr) return;
-  // This node's pending tasks, to their queues' owners now (an owner that
-  // has them already ignores them).
-  push_to_owners(matching_.queued_if([this](const TaskRecord& task) { return serves(task.execution); }));
+  const bool members_changed = change.before != change.now;
+  // This node's pending tasks whose queue's owner changed, or may have
+  // lost its copies, go to the owner now (an owner that has one already
+  // ignores it). A sticky task's queue lives on its worker's node, whatever
+  // the hashing says: it goes again at every change (they are few, and wait
+  // there only until their fallback to the normal queue).
+  auto to_hand_again = [&](const TaskRecord& task) {
+    if (!serves(task.execution)) return false;
+    if (sticky_task(task)) return true;
+    const int64_t key = owner_key(task.execution.namespace_id, task.kind, task.queue);
+    const std::string owner = rendezvous_owner(key, change.now);
+    return owner != rendezvous_owner(key, change.before) || change.took_back.count(owner) != 0;
+  };
+  const std::vector<TaskRecord> again = matching_.queued_if(to_hand_again);
+  push_to_owners(again);
+  if (!members_changed) {
+    log::info("a task queue owner took its shards back", {{"tasks_handed_again", std::to_string(again.size())}});
+    return;
+  }
   // Copies of other nodes' tasks in queues another node owns now: theirs
   // to hand over there.
   const size_t dropped = matching_.remove_if([this](const TaskRecord& task) {
@@ -196,8 +214,9 @@ void Engine::queue_owners_changed() {
   const size_t ended = matching_.end_polls_if([this](const QueueKey& key) {
     return !shards_->queue_owner_address(owner_key(key.namespace_id, key.kind, key.queue)).empty();
   });
-  log::info("task queue owners changed",
-            {{"task_copies_dropped", std::to_string(dropped)}, {"polls_ended", std::to_string(ended)}});
+  log::info("task queue owners changed", {{"tasks_handed_again", std::to_string(again.size())},
+                                          {"task_copies_dropped", std::to_string(dropped)},
+                                          {"polls_ended", std::to_string(ended)}});
 }
 
 }  // namespace reprise::engine

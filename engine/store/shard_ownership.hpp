@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,15 +23,27 @@ namespace reprise::engine {
 // A set of shards, by shard id: shards[s] is true for shard s.
 using ShardSet = std::vector<bool>;
 
+// What changed among the live nodes between two lease rounds: the owners of
+// task queues may have changed (docs/cluster.md, "Task queues"), or lost
+// what they held.
+struct MembersChange {
+  // The live nodes (node ids) before and now, as rendezvous hashing takes
+  // them; equal when only shards changed hands.
+  std::vector<std::string> before;
+  std::vector<std::string> now;
+  // Nodes that took back a shard they held, under a new range_id: a node
+  // restarted within a lease (a live member all along) does, its memory
+  // gone (a shard that moved from one node to another is not counted).
+  std::set<std::string> took_back;
+};
+
 struct ShardListener {
   // Shards this node now holds: their tasks are to be loaded.
   std::function<void(const ShardSet&)> gained;
   // Shards it holds no more: its memory of them is to be dropped.
   std::function<void(const ShardSet&)> lost;
-  // The set of live nodes changed (one joined, left, stopped heart-beating,
-  // or restarted: a shard changed hands): the owners of task queues may
-  // have changed, or lost what they held.
-  std::function<void()> members_changed;
+  // The live nodes changed, or a shard changed hands.
+  std::function<void(const MembersChange&)> members_changed;
 };
 
 class ShardOwnership {

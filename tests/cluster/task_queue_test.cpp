@@ -83,11 +83,12 @@ int gauge_of(Server& node, const std::string& name) {
 struct QueueTestCluster {
   std::map<std::string, std::unique_ptr<Server>> nodes;
   std::unique_ptr<ClusterDb> db;
+  const std::string url;
+  const std::string lease;
 
-  explicit QueueTestCluster(const std::string& url) {
-    for (const std::string& id : kQueueTestNodes) {
-      nodes[id] = cluster_node(url, id, "1s", {"--metrics-listen", "127.0.0.1:0"});
-    }
+  explicit QueueTestCluster(std::string database, std::string shard_lease = "1s")
+      : url(std::move(database)), lease(std::move(shard_lease)) {
+    for (const std::string& id : kQueueTestNodes) start(id);
     db = std::make_unique<ClusterDb>(url);
     // Each node has its share once every node has seen the others (a share
     // is let go only to a member seen alive).
@@ -131,6 +132,8 @@ struct QueueTestCluster {
         20s))
         << "the shards kept changing hands";
   }
+  // Starts node `id`, or starts it again under its name.
+  void start(const std::string& id) { nodes[id] = cluster_node(url, id, lease, {"--metrics-listen", "127.0.0.1:0"}); }
   Server& operator[](const std::string& id) { return *nodes.at(id); }
   // A workflow id whose shard `node` serves.
   std::string id_on(const std::string& node, const std::string& prefix) {
@@ -340,6 +343,51 @@ TEST(ClusterTaskQueues, TheQueueOwnerKilledWithTasksPendingLosesNoneOfThem) {
         10s))
         << id;
   }
+}
+
+// A node restarted within a lease (a live member all along) lost the copies
+// it held as a queue's owner: the other nodes hand it the tasks of its
+// queues again, and only those: a queue whose owner did not restart gets
+// none of its tasks again (each would be matched once more, and its start
+// answered stale).
+TEST(ClusterTaskQueues, ANodeRestartedWithinALeaseIsHandedItsQueuesTasksAgainAndNoOthers) {
+  REPRISE_POSTGRES_DATABASE(url);
+  // A lease long enough for the restart to fit in it on a loaded machine.
+  QueueTestCluster cluster(url, "3s");
+  // `restarted` owns one queue, `kept` the other; the tasks are on the
+  // third node's shards.
+  const std::string restarted = "a", kept = "b", third = "c";
+  std::string restarted_queue, kept_queue;
+  for (int i = 0; restarted_queue.empty() || kept_queue.empty(); ++i) {
+    const std::string queue = "restart-" + std::to_string(i);
+    const std::string owner = queue_owner_of(queue);
+    if (owner == restarted && restarted_queue.empty()) restarted_queue = queue;
+    if (owner == kept && kept_queue.empty()) kept_queue = queue;
+  }
+  const std::string on_restarted = cluster.id_on(third, "for-restarted");
+  const std::string on_kept = cluster.id_on(third, "for-kept");
+  v1::StartWorkflowResponse started;
+  ASSERT_TRUE(
+      call(cluster[third].stub(), &Stub::StartWorkflow, start_on_queue(on_restarted, restarted_queue), &started).ok());
+  ASSERT_TRUE(call(cluster[third].stub(), &Stub::StartWorkflow, start_on_queue(on_kept, kept_queue), &started).ok());
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return calls_answered(cluster[restarted], "AddTasks") >= 1 && calls_answered(cluster[kept], "AddTasks") >= 1;
+      },
+      10s))
+      << "the tasks were not handed to their queues' owners";
+  const int kept_added = calls_answered(cluster[kept], "AddTasks");
+
+  cluster[restarted].kill9();
+  cluster.start(restarted);
+  v1::PollWorkflowTaskResponse task = next_task_of(cluster[restarted].stub(), restarted_queue, 15s);
+  EXPECT_EQ(task.workflow_execution().workflow_id(), on_restarted) << "its queue's task was not handed to it again";
+  // The other nodes' rounds (a quarter lease each) have seen it take its
+  // shards back by now; two more, for a hand-over they made to arrive.
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(calls_answered(cluster[kept], "AddTasks"), kept_added)
+      << "tasks of a queue whose owner did not restart were handed to it again";
+  EXPECT_EQ(next_task_of(cluster[kept].stub(), kept_queue).workflow_execution().workflow_id(), on_kept);
 }
 
 // The workflow tasks of `queue` a node's approximate_backlog_count reports.

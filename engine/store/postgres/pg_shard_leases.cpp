@@ -208,9 +208,9 @@ Status PgShardLeases::round() {
   }
   if (nodes.empty()) nodes = std::move(without_address);
   std::map<int64_t, std::string> owners;
-  // Who holds each shard under which range_id: a node that restarted
-  // within a lease (still a live member all along) shows as a new range_id
-  // on the shards it takes back.
+  // Who holds each shard under which range_id ("" while its lease has run
+  // out): a node that restarted within a lease (still a live member all
+  // along) shows as a new range_id on the shards it takes back.
   std::vector<std::pair<std::string, int64_t>> holders;
   const size_t n = static_cast<size_t>(shard_count_);
   ShardSet lost(n, false), released(n, false);
@@ -246,12 +246,20 @@ Status PgShardLeases::round() {
       release_ranges.push_back(range);
     }
   }
-  bool members_changed = false;
+  MembersChange change;
   {
     std::lock_guard lock(mu_);
     owners_ = std::move(owners);
-    members_changed = member_ids_ != nodes || holders_ != holders;
-    holders_ = std::move(holders);
+    change.before = member_ids_;
+    change.now = nodes;
+    // holders_ keeps each shard's last holder across a lapse of its lease.
+    holders_.resize(holders.size());
+    for (size_t s = 0; s < holders.size(); ++s) {
+      const auto& [holder, range] = holders[s];
+      if (holder.empty()) continue;
+      if (holder == holders_[s].first && range != holders_[s].second) change.took_back.insert(holder);
+      holders_[s] = holders[s];
+    }
     members_ = std::move(members);
     member_ids_ = nodes;
   }
@@ -316,9 +324,9 @@ Status PgShardLeases::round() {
     }
     if (r->rows() > 0) announce(gained, true);
   }
-  if (members_changed) {
+  if (change.before != change.now || !change.took_back.empty()) {
     std::lock_guard lock(listener_mu_);
-    if (listener_.members_changed) listener_.members_changed();
+    if (listener_.members_changed) listener_.members_changed(change);
   }
   // Members silent for ten leases are gone for good.
   Result<PgResult> swept =

@@ -107,7 +107,7 @@ class PgShardLeases final : public ShardOwnership {
   std::map<int64_t, std::string> owners_;                 // shard -> its owner node, as last read
   std::map<std::string, std::string> members_;            // live node -> address
   std::vector<std::string> member_ids_;                   // the keys of members_, for rendezvous hashing
-  std::vector<std::pair<std::string, int64_t>> holders_;  // per shard as last read: owner, range_id
+  std::vector<std::pair<std::string, int64_t>> holders_;  // per shard: its last holder seen, under which range_id
   std::string address_;
   bool announce_now_ = false;  // an address was set: a round at once
   bool stopping_ = false;
