@@ -148,20 +148,25 @@ grpc::ServerUnaryReactor* GrpcService::route(grpc::CallbackServerContext* contex
   return forward(context, request, response, method, authorized);
 }
 
+grpc::Status GrpcService::relayed_answer(grpc::CallbackServerContext* context, const grpc::Status& answer,
+                                         const std::string& address) {
+  if (answer.ok() || answer.error_code() != grpc::StatusCode::UNAVAILABLE) return answer;
+  // The node at `address` is down or refused for now: this node is up, and
+  // the caller may send the same call again (the SDK backs off and does).
+  context->AddTrailingMetadata(kRetryableTrailer, "1");
+  return grpc::Status(answer.error_code(), "forwarded to the node at " + address + ": " + answer.error_message());
+}
+
 template <typename Req, typename Resp>
 grpc::ServerUnaryReactor* GrpcService::relay(grpc::CallbackServerContext* context, const Req* request, Resp* response,
                                              PeerCall<Req, Resp> peer_call, const std::string& address) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::shared_ptr<grpc::ClientContext> client = peers_.context_for(context);
   // `request` and `response` are the call's until it is finished.
-  (peers_.stub(address).async()->*peer_call)(
-      client.get(), request, response, [context, reactor, client, address](grpc::Status s) {
-        if (!s.ok() && s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-          context->AddTrailingMetadata(kRetryableTrailer, "1");
-          s = grpc::Status(s.error_code(), "forwarded to the node at " + address + ": " + s.error_message());
-        }
-        reactor->Finish(s);
-      });
+  (peers_.stub(address).async()->*peer_call)(client.get(), request, response,
+                                             [context, reactor, client, address](const grpc::Status& s) {
+                                               reactor->Finish(relayed_answer(context, s, address));
+                                             });
   return reactor;
 }
 
@@ -199,12 +204,9 @@ grpc::ServerUnaryReactor* GrpcService::poll_owner(grpc::CallbackServerContext* c
   std::shared_ptr<grpc::ClientContext> client = peers_.context_for(context);
   auto* reactor = new RelayedPollReactor(client);
   // `request` and `response` are the call's until it is finished.
-  (peers_.stub(owner).async()->*peer_call)(client.get(), request, response, [reactor, client, owner](grpc::Status s) {
-    if (!s.ok() && s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-      s = grpc::Status(s.error_code(), "forwarded to the node at " + owner + ": " + s.error_message());
-    }
-    reactor->Finish(s);
-  });
+  (peers_.stub(owner).async()->*peer_call)(
+      client.get(), request, response,
+      [context, reactor, client, owner](const grpc::Status& s) { reactor->Finish(relayed_answer(context, s, owner)); });
   return reactor;
 }
 

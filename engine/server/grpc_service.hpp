@@ -154,6 +154,11 @@ class GrpcService final : public v1::WorkflowService::CallbackService {
   grpc::ServerUnaryReactor* route(grpc::CallbackServerContext* context, const Req* request, Resp* response,
                                   void (Engine::*method)(Req, Reply<Resp>), PeerCall<Req, Resp> peer_call,
                                   const Status& authorized, const std::string& owner);
+  // What a call relayed to the node at `address` answers its caller, from
+  // relay() and poll_owner() alike: an UNAVAILABLE names that node and
+  // carries kRetryableTrailer (this node is up; the call may be sent again).
+  static grpc::Status relayed_answer(grpc::CallbackServerContext* context, const grpc::Status& answer,
+                                     const std::string& address);
   // Sends the call to the node at `address` and answers with its answer.
   template <typename Req, typename Resp>
   grpc::ServerUnaryReactor* relay(grpc::CallbackServerContext* context, const Req* request, Resp* response,

@@ -345,6 +345,34 @@ TEST(ClusterTaskQueues, TheQueueOwnerKilledWithTasksPendingLosesNoneOfThem) {
   }
 }
 
+// A poll relayed to its queue's owner while the owner is down (killed, and
+// the polled node has not yet seen it go) fails UNAVAILABLE naming the
+// owner and marked retryable (the reprise-retryable trailer), as a
+// forwarded call does: the polled node is up, and the call may be sent
+// again.
+TEST(ClusterTaskQueues, APollRelayedToAnOwnerThatIsDownFailsUnavailableMarkedRetryable) {
+  REPRISE_POSTGRES_DATABASE(url);
+  QueueTestCluster cluster(url);
+  const std::string queue = "owner-down";
+  const std::string owner = queue_owner_of(queue);
+  const std::string polled = owner == "a" ? "b" : "a";
+  cluster[owner].kill9();
+  // The polled node sees the owner gone a lease (1 s) after its last
+  // heartbeat at the latest: until then its polls go there.
+  v1::PollWorkflowTaskRequest request;
+  request.mutable_task_queue()->set_name(queue);
+  v1::PollWorkflowTaskResponse ignored;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 5s);
+  const grpc::Status s = cluster[polled].stub().PollWorkflowTask(&context, request, &ignored);
+  ASSERT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_NE(s.error_message().find("forwarded to the node at"), std::string::npos) << s.error_message();
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto retryable = trailers.find(kRetryableTrailer);
+  ASSERT_NE(retryable, trailers.end()) << "no " << kRetryableTrailer << " trailer";
+  EXPECT_EQ(std::string(retryable->second.data(), retryable->second.size()), "1");
+}
+
 // A node restarted within a lease (a live member all along) lost the copies
 // it held as a queue's owner: the other nodes hand it the tasks of its
 // queues again, and only those: a queue whose owner did not restart gets
