@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <regex>
 #include <thread>
 
 #include "child_process.hpp"
@@ -62,13 +61,16 @@ std::unique_ptr<engine::testing::ChildProcess> start_server(const std::string& b
       std::vector<std::string>{binary, "--db", db, "--listen", address.empty() ? "127.0.0.1:0" : address,
                                "--poll-timeout-ms", "1000", "--log-level", "warn"});
   std::string line;
-  std::smatch m;
-  if (!process->read_line(line) || !std::regex_search(line, m, std::regex("listening on (\\S+)"))) {
+  // "reprise-server listening on HOST:PORT ...": the word after the label.
+  const std::string label = "listening on ";
+  const size_t at = process->read_line(line) ? line.find(label) : std::string::npos;
+  if (at == std::string::npos) {
     std::fprintf(stderr, "reprise-demo: the server did not start\n");
     std::exit(1);
   }
   std::printf("[server] %s\n", line.c_str());
-  address = m[1].str();
+  const size_t address_at = at + label.size();
+  address = line.substr(address_at, line.find(' ', address_at) - address_at);
   return process;
 }
 
