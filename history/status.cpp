@@ -57,6 +57,7 @@ Status Status::with_context(std::string_view context) const {
   m += message_;
   Status out(code_, std::move(m));
   out.retryable_ = retryable_;
+  out.in_doubt_ = in_doubt_;
   return out;
 }
 

@@ -20,6 +20,19 @@ TEST(Status, CarriesCodeAndMessage) {
   EXPECT_TRUE(Status::ok().with_context("x").is_ok());
 }
 
+// A caller that adds context must not lose what the status tells it to do:
+// a retryable one may be sent again, one in doubt may have been committed.
+TEST(Status, ContextKeepsRetryableAndInDoubt) {
+  Status moved = Status::moved("shard 3 moved").with_context("starting wf-1");
+  EXPECT_TRUE(moved.retryable());
+  EXPECT_FALSE(moved.in_doubt());
+  Status doubt = Status::in_doubt("the connection dropped at COMMIT").with_context("commit");
+  EXPECT_EQ(doubt.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(doubt.message(), "commit: the connection dropped at COMMIT");
+  EXPECT_TRUE(doubt.in_doubt());
+  EXPECT_FALSE(doubt.retryable());
+}
+
 Result<int> parse_positive(int v) {
   if (v <= 0) return Status::invalid_argument("not positive: " + std::to_string(v));
   return v;
