@@ -1,6 +1,7 @@
 // The database under a cluster goes away and comes back: PostgreSQL crashes
-// and restarts on its data, or its primary is lost and a synchronous standby
-// promoted in its place (docs/cluster.md, Replicated PostgreSQL). Each test
+// and restarts on its data, its primary is lost and a synchronous standby
+// promoted in its place (docs/cluster.md, Replicated PostgreSQL), or the
+// connection drops at a COMMIT (docs/engine.md, Commits in doubt). Each test
 // runs a PostgreSQL of its own, so the crash touches no other test.
 #include <algorithm>
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "cluster_harness.hpp"
+#include "commit_answer_proxy.hpp"
 #include "reprise/activity.hpp"
 #include "reprise/client.hpp"
 #include "reprise/history_file.hpp"
@@ -189,6 +191,64 @@ TEST(ClusterDatabase, APrimaryLostAndItsSynchronousStandbyPromotedLosesNoAcknowl
   }
   worker->stop();
   for (const std::string& id : acknowledged) expect_whole_db_failover_history(*connection, id);
+}
+
+// The writer's connection drops at a COMMIT that carries a start: before the
+// database has it (nothing committed), and after it committed with the
+// answer lost. Either way the start is in doubt; the client is told so and
+// tries again, and the workflow runs to its end, once. After the second cut
+// the workflow's first task is in the task table though no commit the node
+// saw succeed put it there: the node must find it (commit_in_doubt.cpp).
+TEST(ClusterDatabase, AStartWhoseCommitIsCutBeforeOrAfterTheDatabaseHasItRunsToItsEndOnce) {
+  DB_FAILOVER_PRIVATE_POSTGRES(pg, {});
+  const std::string direct_url = pg->new_database();
+  ASSERT_FALSE(direct_url.empty());
+  CommitAnswerProxy proxy(pg->port());
+  ASSERT_NE(proxy.port(), 0);
+  const std::string database = direct_url.substr(direct_url.rfind('/') + 1);
+  auto node =
+      cluster_node("postgresql://postgres@127.0.0.1:" + std::to_string(proxy.port()) + "/" + database, "a", "2s");
+  auto connection = Connection::remote(node->address());
+  auto worker = db_failover_worker(node->address());
+  Client client(connection);
+  // The writer has its connection and its statements before the cut.
+  ASSERT_EQ(client.execute(db_failover_hello_wf, {.id = "warm", .task_queue = "failover"}, std::string("warm")),
+            "hello warm");
+
+  for (const auto& [cut, id] : {std::pair{CommitAnswerProxy::Cut::kBeforeTheDatabaseHasIt, "cut-before"},
+                                std::pair{CommitAnswerProxy::Cut::kAfterTheDatabaseAnswered, "cut-after"}}) {
+    const int answered_before = proxy.commits_answered_then_cut();
+    proxy.cut_next_writer_commit(cut);
+    std::string last_refusal = "none";
+    const auto began = TestClock::now();
+    bool started = false;
+    while (!started && TestClock::now() - began < 20s) {
+      try {
+        client.start(db_failover_hello_wf, {.id = id, .task_queue = "failover"}, std::string(id));
+        started = true;
+      } catch (const RpcError& e) {
+        last_refusal = e.what();
+        // A start that committed is there when the client asks again.
+        started = e.code() == static_cast<int>(grpc::StatusCode::ALREADY_EXISTS);
+        if (!started) std::this_thread::sleep_for(200ms);
+      }
+    }
+    ASSERT_TRUE(started) << id << ": never acknowledged; the last refusal: " << last_refusal;
+    std::string result, error;
+    try {
+      result = client.handle(db_failover_hello_wf, id).result(20s);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    EXPECT_EQ(result, std::string("hello ") + id) << error << " (the start's refusal: " << last_refusal << ")";
+    if (cut == CommitAnswerProxy::Cut::kAfterTheDatabaseAnswered) {
+      EXPECT_EQ(proxy.commits_answered_then_cut(), answered_before + 1)
+          << "the database never answered the cut COMMIT: the case was not made";
+    }
+    expect_whole_db_failover_history(*connection, id);
+  }
+  EXPECT_EQ(proxy.commits_cut(), 2);
+  worker->stop();
 }
 
 }  // namespace
