@@ -7,6 +7,8 @@
 // retention in retention.cpp.
 #include "engine/engine.hpp"
 
+#include <algorithm>
+
 #include "engine/log.hpp"
 #include "history/enum_name.hpp"
 #include "history/stored_proto.hpp"
@@ -298,8 +300,9 @@ void Engine::hold_started(MutableState&& ms, std::optional<HeldStarts::Entry> he
   for (const TimerRecord& timer : entry.change.timers) due = std::min(due, timer.fire_at);
   entry.due = due;
   held_starts_.put(key, std::move(entry));
-  // The timer loop looks at least every second; a start due sooner wakes it.
-  if (due - clock_.now() < std::chrono::seconds(1)) check_timers();
+  // The timer loop looks at least every second; a start due sooner may need
+  // to wake it.
+  if (due - clock_.now() < std::chrono::seconds(1)) check_timers_due(due);
 }
 
 void Engine::flush_held(const ExecutionKey& key) {
@@ -361,7 +364,7 @@ void Engine::after_commit(const std::vector<TaskRecord>& tasks, const std::vecto
     task.task_id = result.task_ids[i];
     dispatch(std::move(task));
   }
-  if (!timers.empty()) check_timers();
+  if (!timers.empty()) check_timers_due(*std::min_element(timers.begin(), timers.end()));
   for (const auto& key : changed) wake_watchers(key);
 }
 

@@ -684,6 +684,10 @@ class Engine {
   void retention_loop();
 
   void timer_loop();
+  // Wakes the timer loop for a timer (or held start) due at `due`, unless
+  // the loop sleeps no later than that anyway (every commit that adds a
+  // timer would wake it otherwise, for a look that finds nothing due).
+  void check_timers_due(TimePoint due);
   // One look at the timer table: fires the due timers not in flight.
   struct TimerLook {
     bool due_read = false;  // the due rows could be read
@@ -768,6 +772,8 @@ class Engine {
   std::condition_variable timer_cv_;
   std::set<int64_t> timers_in_flight_;
   bool timer_check_requested_ = false;
+  // When the sleeping timer loop looks next by itself; unset while it looks.
+  std::optional<TimePoint> timer_loop_wakes_at_;
   bool stopping_ = false;
   std::thread timer_thread_;
 

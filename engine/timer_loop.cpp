@@ -33,6 +33,16 @@ void Engine::check_timers() {
   timer_cv_.notify_all();
 }
 
+void Engine::check_timers_due(TimePoint due) {
+  if (options_.runtime != nullptr) return check_timers();
+  {
+    std::lock_guard lock(timer_mu_);
+    if (timer_loop_wakes_at_ && due >= *timer_loop_wakes_at_) return;
+    timer_check_requested_ = true;
+  }
+  timer_cv_.notify_all();
+}
+
 Engine::TimerLook Engine::fire_due_timers() {
   TimerLook look;
   const TimePoint now = clock_.now();
@@ -80,7 +90,9 @@ void Engine::timer_loop() {
       const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(*look.next - clock_.now());
       wait = std::clamp(until, std::chrono::milliseconds(0), wait);
     }
+    timer_loop_wakes_at_ = clock_.now() + wait;
     timer_cv_.wait_for(lock, wait, [this] { return stopping_ || timer_check_requested_; });
+    timer_loop_wakes_at_.reset();
   }
 }
 
