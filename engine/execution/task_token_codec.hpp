@@ -13,7 +13,11 @@
 // rotating adds a new first key and keeps the one before it, so the tokens
 // of tasks running at the rotation stay good.
 //
-// Thread safety: immutable after construction; any thread.
+// Thread safety: immutable after construction; any thread. Each key's HMAC
+// context is keyed once, here, and copied per token (EVP_MAC_CTX_dup reads
+// it only): keying it per token (OpenSSL's one-shot HMAC fetches the
+// algorithm and sets the key up every call) was about 2.5% of the server's
+// CPU under the hello benchmark.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,8 @@
 #include "engine/store/store.hpp"
 #include "history/status.hpp"
 #include "reprise/internal/state.pb.h"
+
+struct evp_mac_ctx_st;
 
 namespace reprise::engine {
 
@@ -43,7 +49,16 @@ class TaskTokenCodec {
   Result<internal::TaskToken> decode(std::string_view bytes) const;
 
  private:
-  std::vector<TaskTokenKey> keys_;
+  struct FreeMacContext {
+    void operator()(evp_mac_ctx_st* context) const;
+  };
+  using MacContext = std::unique_ptr<evp_mac_ctx_st, FreeMacContext>;
+  struct Key {
+    uint32_t id = 0;
+    MacContext keyed;  // HMAC-SHA256 with the key's secret set, never updated
+  };
+  static MacContext keyed_context(const std::string& secret);
+  std::vector<Key> keys_;
 };
 
 }  // namespace reprise::engine
