@@ -204,6 +204,12 @@ Status SqliteDb::exec(const char* sql) {
   return Status::ok();
 }
 
+Status SqliteDb::exec_cached(const char* sql) {
+  Result<Statement> s = prepare(sql);
+  if (!s) return s.status();
+  return s->run();
+}
+
 Result<Statement> SqliteDb::prepare(const char* sql) {
   auto it = cache_.find(sql);
   if (it != cache_.end()) return Statement(*this, it->second, false);

@@ -117,6 +117,10 @@ class SqliteDb {
   ~SqliteDb();
 
   Status exec(const char* sql);
+  // exec() of a statement run at every commit (BEGIN, SAVEPOINT, RELEASE,
+  // COMMIT), prepared once and cached rather than parsed at every call;
+  // `sql` is a string literal.
+  Status exec_cached(const char* sql);
   // A cached prepared statement for SQL that is a string literal.
   Result<Statement> prepare(const char* sql);
   // A statement for SQL built at run time, finalized after use.

@@ -213,15 +213,15 @@ std::vector<Result<CommitResult>> TransitionWriter::attempt_batch(std::deque<Pen
   outcomes.reserve(batch.size());
   auto fail_all = [&](const Status& s) { outcomes.assign(batch.size(), Result<CommitResult>(s)); };
 
-  Status status = db_->exec("BEGIN IMMEDIATE");
+  Status status = db_->exec_cached("BEGIN IMMEDIATE");
   if (!status.is_ok()) {
     fail_all(status);
   } else {
     for (Pending& p : batch) {
       CommitResult result;
-      Status s = db_->exec("SAVEPOINT transition");
+      Status s = db_->exec_cached("SAVEPOINT transition");
       if (s.is_ok()) s = p.job ? p.job(*db_) : apply(p.transition, result);
-      if (s.is_ok()) s = db_->exec("RELEASE transition");
+      if (s.is_ok()) s = db_->exec_cached("RELEASE transition");
       if (s.is_ok()) {
         outcomes.emplace_back(std::move(result));
         continue;
@@ -245,7 +245,7 @@ std::vector<Result<CommitResult>> TransitionWriter::attempt_batch(std::deque<Pen
     }
     if (db_->in_transaction()) {
       Status commit = fault_hook_ ? fault_hook_(FaultPoint::kBeforeCommit) : Status::ok();
-      if (commit.is_ok()) commit = db_->exec("COMMIT");
+      if (commit.is_ok()) commit = db_->exec_cached("COMMIT");
       if (!commit.is_ok()) {
         if (db_->in_transaction()) (void)db_->exec("ROLLBACK");
         fail_all(commit);
