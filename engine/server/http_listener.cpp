@@ -59,8 +59,12 @@ Result<std::unique_ptr<HttpListener>> HttpListener::start(const std::string& fla
     bound = -1;
   }
   if (bound <= 0) return Status::unavailable("cannot listen on " + address + " (" + flag + ")");
-  impl->thread = std::thread([&server] { server.listen_after_bind(); });
-  name_thread(impl->thread, "http");
+  // Named by itself before it starts the pool, whose threads take its name:
+  // named from here, the pool could start first and show the program's name.
+  impl->thread = std::thread([&server] {
+    name_this_thread("http");
+    server.listen_after_bind();
+  });
   // stop() does nothing to a server not yet running, and the destructor's
   // join would then wait forever: return once it runs.
   for (int i = 0; i < 2000 && !server.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
