@@ -184,24 +184,30 @@ v1::PollWorkflowTaskResponse next_task_of(Stub& stub, const std::string& queue, 
   return {};
 }
 
-// Completes a workflow task as an SDK worker does: a call refused for now
-// (UNAVAILABLE with the reprise-retryable trailer: a shard moving between
-// nodes) is sent again after a pause, for up to 10 s.
-grpc::Status complete_as_a_worker(Stub& stub, const std::string& token, const std::vector<v1::Command>& commands) {
-  v1::CompleteWorkflowTaskRequest request;
-  request.set_task_token(token);
-  for (const v1::Command& c : commands) *request.add_commands() = c;
+// Calls one RPC as an SDK worker does: a call refused for now (UNAVAILABLE
+// with the reprise-retryable trailer: a shard moving between nodes) is sent
+// again after a pause, for up to 10 s.
+template <typename Req, typename Resp>
+grpc::Status call_as_a_worker(Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+                              const Req& request, Resp* response) {
   const auto until = TestClock::now() + 10s;
   while (true) {
-    v1::CompleteWorkflowTaskResponse ignored;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 10s);
-    const grpc::Status s = stub.CompleteWorkflowTask(&context, request, &ignored);
+    const grpc::Status s = (stub.*method)(&context, request, response);
     const bool refused_for_now = s.error_code() == grpc::StatusCode::UNAVAILABLE &&
                                  context.GetServerTrailingMetadata().count(kRetryableTrailer) > 0;
     if (!refused_for_now || TestClock::now() >= until) return s;
     std::this_thread::sleep_for(50ms);
   }
+}
+
+grpc::Status complete_as_a_worker(Stub& stub, const std::string& token, const std::vector<v1::Command>& commands) {
+  v1::CompleteWorkflowTaskRequest request;
+  request.set_task_token(token);
+  for (const v1::Command& c : commands) *request.add_commands() = c;
+  v1::CompleteWorkflowTaskResponse ignored;
+  return call_as_a_worker(stub, &Stub::CompleteWorkflowTask, request, &ignored);
 }
 
 TEST(ClusterTaskQueues, APollOnANodeThatDoesNotOwnItsQueueIsServedByTheOwnerWithOneRelayedPoll) {
@@ -242,10 +248,14 @@ TEST(ClusterTaskQueues, APollOnANodeThatDoesNotOwnItsQueueIsServedByTheOwnerWith
 
 // For each node serving the workflow and each node polled: its workflow
 // task, its activity task (polled at the next node) and its last workflow
-// task (at the one after) reach the worker, once.
+// task (at the one after) reach the worker, once. The calls are made as a
+// worker makes them (a refusal for now sent again), and the leases are
+// long enough that a node stalled by a loaded machine keeps its shards: a
+// shard moved between a task's start and its completion loses the start
+// held in memory, and the task is handed out again (at least once).
 TEST(ClusterTaskQueues, ATaskOfAnyShardReachesAWorkerPollingAnyNode) {
   REPRISE_POSTGRES_DATABASE(url);
-  QueueTestCluster cluster(url);
+  QueueTestCluster cluster(url, "3s");
   const std::string queue = "any-to-any";
   for (size_t s = 0; s < kQueueTestNodes.size(); ++s) {
     for (size_t p = 0; p < kQueueTestNodes.size(); ++p) {
@@ -256,13 +266,16 @@ TEST(ClusterTaskQueues, ATaskOfAnyShardReachesAWorkerPollingAnyNode) {
       const std::string id = cluster.id_on(serving, "any-" + serving + "-" + kQueueTestNodes[p]);
       SCOPED_TRACE(id + " on " + serving + ", polled at " + kQueueTestNodes[p]);
       v1::StartWorkflowResponse started;
-      ASSERT_TRUE(call(cluster[serving].stub(), &Stub::StartWorkflow, start_on_queue(id, queue), &started).ok());
+      const grpc::Status start =
+          call_as_a_worker(cluster[serving].stub(), &Stub::StartWorkflow, start_on_queue(id, queue), &started);
+      ASSERT_TRUE(start.ok()) << start.error_message();
 
       v1::PollWorkflowTaskResponse task = next_task_of(first, queue);
       ASSERT_EQ(task.workflow_execution().workflow_id(), id);
       v1::Command activity = schedule("1");
       activity.mutable_schedule_activity_task()->mutable_task_queue()->set_name(queue);
-      ASSERT_TRUE(complete(first, task.task_token(), {activity}).ok());
+      const grpc::Status scheduled = complete_as_a_worker(first, task.task_token(), {activity});
+      ASSERT_TRUE(scheduled.ok()) << scheduled.error_message();
 
       v1::PollActivityTaskResponse work;
       ASSERT_TRUE(wait_for([&] { return !(work = poll_activity_queue(second, queue)).task_token().empty(); }, 10s));
@@ -270,11 +283,13 @@ TEST(ClusterTaskQueues, ATaskOfAnyShardReachesAWorkerPollingAnyNode) {
       v1::CompleteActivityRequest done;
       done.set_task_token(work.task_token());
       v1::CompleteActivityResponse ignored;
-      ASSERT_TRUE(call(second, &Stub::CompleteActivity, done, &ignored).ok());
+      const grpc::Status ran = call_as_a_worker(second, &Stub::CompleteActivity, done, &ignored);
+      ASSERT_TRUE(ran.ok()) << ran.error_message();
 
       task = next_task_of(third, queue);
       ASSERT_EQ(task.workflow_execution().workflow_id(), id);
-      ASSERT_TRUE(complete(third, task.task_token(), {finish("done")}).ok());
+      const grpc::Status finished = complete_as_a_worker(third, task.task_token(), {finish("done")});
+      ASSERT_TRUE(finished.ok()) << finished.error_message();
       v1::GetHistoryResponse history = history_of(first, id);
       EXPECT_EQ(count_events(history, v1::EVENT_TYPE_WORKFLOW_TASK_STARTED), 2);
       EXPECT_EQ(count_events(history, v1::EVENT_TYPE_ACTIVITY_TASK_STARTED), 1);
