@@ -12,6 +12,10 @@ Runs `meson test -C BUILD_DIR --print-errorlogs --num-processes 2 ARGS`
 skipped case fails the run too, naming it: a suite that skips itself when a
 tool or root is missing must not vanish from CI.
 
+Each failed case's assertion messages are printed just above the closing
+line: meson prints only the last lines of a failing binary's output, which
+for a long binary are its stderr, not the assertion that failed.
+
 Before the run it deletes the result files of the last one: meson reads a
 gtest binary's XML after the binary ends, and a binary killed before it
 wrote one (a timeout, a crash) would have the last run's cases counted.
@@ -43,20 +47,33 @@ def delete_last_results(build_dir):
 
 
 def count_cases(build_dir):
-    passed = failed = 0
+    passed = 0
+    failures = []  # (name, message) of each failed case
     skipped_names = []
     try:
         root = ET.parse(os.path.join(build_dir, 'meson-logs', 'testlog.junit.xml')).getroot()
         for case in root.iter('testcase'):
-            if case.find('failure') is not None or case.find('error') is not None:
-                failed += 1
+            problems = case.findall('failure') + case.findall('error')
+            if problems:
+                message = '\n'.join((p.get('message') or p.text or '').strip() for p in problems)
+                failures.append((f"{case.get('classname')}.{case.get('name')}", message))
             elif case.find('skipped') is not None:
                 skipped_names.append(f"{case.get('classname')}.{case.get('name')}")
             else:
                 passed += 1
     except (OSError, ET.ParseError) as e:
         print(f'run_suite: cannot read the test log: {e}', file=sys.stderr)
-    return passed, failed, skipped_names
+    return passed, failures, skipped_names
+
+
+def print_failures(failures, max_lines=20):
+    for name, message in failures:
+        print(f'FAILED {name}')
+        lines = message.splitlines()
+        for line in lines[:max_lines]:
+            print(f'    {line}')
+        if len(lines) > max_lines:
+            print(f'    ... {len(lines) - max_lines} more lines')
 
 
 def main():
@@ -66,7 +83,9 @@ def main():
     delete_last_results(build_dir)
     meson_rc = subprocess.run(['meson', 'test', '-C', build_dir, '--print-errorlogs', '--num-processes', '2'] +
                               meson_args).returncode
-    passed, failed, skipped_names = count_cases(build_dir)
+    passed, failures, skipped_names = count_cases(build_dir)
+    print_failures(failures)
+    failed = len(failures)
     # A binary that crashed or timed out leaves no failing case behind.
     if meson_rc != 0 and failed == 0:
         failed = 1
