@@ -21,6 +21,7 @@
 // A node alone (no cluster) owns every queue: none of this runs.
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
+#include "engine/queued_task.hpp"
 #include "engine/store/rendezvous.hpp"
 
 namespace reprise::engine {
@@ -35,18 +36,6 @@ bool sticky_task(const TaskRecord& task) {
   if (task.kind != TaskKind::kWorkflowTask) return false;
   internal::TaskPayload payload;
   return payload.ParseFromString(task.payload) && payload.sticky();
-}
-
-internal::QueuedTask queued_task(const TaskRecord& task) {
-  internal::QueuedTask out;
-  out.set_task_id(task.task_id);
-  out.set_kind(static_cast<int32_t>(task.kind));
-  out.set_queue(task.queue);
-  out.set_namespace_(task.execution.namespace_id);
-  out.mutable_execution()->set_workflow_id(task.execution.workflow_id);
-  out.mutable_execution()->set_run_id(task.execution.run_id);
-  out.set_payload(task.payload);
-  return out;
 }
 
 // How long a handed-over copy of a task that lives in memory only (a query's,
@@ -160,18 +149,13 @@ void Engine::add_queued_tasks(const internal::QueuedTasks& tasks, Reply<internal
   if (!signed_by || signed_by->workflow_id() != kClusterCredentialName) {
     return reply(Status::permission_denied("tasks not signed by a node of this cluster"));
   }
+  std::vector<TaskRecord> added;
   for (const internal::QueuedTask& queued : tasks.tasks()) {
-    if (queued.kind() != static_cast<int32_t>(TaskKind::kWorkflowTask) &&
-        queued.kind() != static_cast<int32_t>(TaskKind::kActivityTask)) {
-      return reply(Status::invalid_argument("task kind " + std::to_string(queued.kind()) + " is no worker's"));
-    }
+    Result<TaskRecord> task = task_record(queued);
+    if (!task) return reply(task.status());
+    added.push_back(std::move(*task));
   }
-  for (const internal::QueuedTask& queued : tasks.tasks()) {
-    TaskRecord task{queued.task_id(),
-                    static_cast<TaskKind>(queued.kind()),
-                    queued.queue(),
-                    {queued.namespace_(), queued.execution().workflow_id(), queued.execution().run_id()},
-                    queued.payload()};
+  for (TaskRecord& task : added) {
     const QueueKey key{task.execution.namespace_id, task.kind, task.queue};
     const int64_t id = task.task_id;
     matching_.add(std::move(task));

@@ -3,6 +3,7 @@
 // task completion and failure, heartbeats, activity results).
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
+#include "engine/queued_task.hpp"
 #include "engine/request_validation.hpp"
 #include "history/enum_name.hpp"
 #include "history/stored_proto.hpp"
@@ -183,14 +184,7 @@ void Engine::start_elsewhere(TaskRecord task, const PollSpec& spec, Reply<Respon
     return again();
   }
   internal::StartTaskRequest request;
-  internal::QueuedTask& queued = *request.mutable_task();
-  queued.set_task_id(task.task_id);
-  queued.set_kind(static_cast<int32_t>(task.kind));
-  queued.set_queue(task.queue);
-  queued.set_namespace_(task.execution.namespace_id);
-  queued.mutable_execution()->set_workflow_id(task.execution.workflow_id);
-  queued.mutable_execution()->set_run_id(task.execution.run_id);
-  queued.set_payload(task.payload);
+  *request.mutable_task() = queued_task(task);
   request.set_identity(spec.identity);
   request.set_page_events(spec.page_events);
   request.set_credential(cluster_credential());
@@ -226,16 +220,9 @@ void Engine::start_queued_task(internal::StartTaskRequest request, Reply<interna
   if (!signed_by || signed_by->workflow_id() != kClusterCredentialName) {
     return reply(Status::permission_denied("a task start not signed by a node of this cluster"));
   }
-  const internal::QueuedTask& queued = request.task();
-  if (queued.kind() != static_cast<int32_t>(TaskKind::kWorkflowTask) &&
-      queued.kind() != static_cast<int32_t>(TaskKind::kActivityTask)) {
-    return reply(Status::invalid_argument("task kind " + std::to_string(queued.kind()) + " is no worker's"));
-  }
-  TaskRecord task{queued.task_id(),
-                  static_cast<TaskKind>(queued.kind()),
-                  queued.queue(),
-                  {queued.namespace_(), queued.execution().workflow_id(), queued.execution().run_id()},
-                  queued.payload()};
+  Result<TaskRecord> queued = task_record(request.task());
+  if (!queued) return reply(queued.status());
+  TaskRecord task = std::move(*queued);
   if (!serves(task.execution)) {
     return reply(Status::unavailable("this node no longer serves the workflow of the task"));
   }
