@@ -36,9 +36,6 @@
 //       signal in one worker; this process's RSS growth divided by count.
 //       Stackful ones run on stacks of --stack-kib (each guarded stack is two
 //       memory mappings: beyond ~32,000 raise vm.max_map_count).
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,6 +51,7 @@
 
 #include "child_process.hpp"
 #include "engine/store/shard.hpp"
+#include "http_exchange.hpp"
 #include "reprise/client.hpp"
 #include "reprise/stackful.hpp"
 #include "reprise/worker.hpp"
@@ -127,25 +125,6 @@ std::unique_ptr<engine::testing::ChildProcess> start_server(const std::string& b
     *metrics_address = m[1].str();
   }
   return p;
-}
-
-// GET http://address/metrics, the whole answer (headers and body).
-std::string scrape_metrics(const std::string& address) {
-  const int port = std::stoi(address.substr(address.rfind(':') + 1));
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string answer;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0) {
-    const std::string request = "GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n";
-    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    char buffer[65536];
-    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) answer.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return answer;
 }
 
 int64_t rss_bytes() {
@@ -491,7 +470,7 @@ int hello_mode(const std::string& server_binary, const std::string& baseline_bin
   }
   if (metrics) {
     const auto started = Steady::now();
-    const std::string page = scrape_metrics(metrics_address);
+    const std::string page = testing_http::scrape_metrics(metrics_address);
     std::printf("scraped %s/metrics once: %zu bytes in %.1f ms, %s\n", metrics_address.c_str(), page.size(),
                 std::chrono::duration<double, std::milli>(Steady::now() - started).count(),
                 page.find("HTTP/1.1 200") == 0 && page.find("\nservice_requests_total{") != std::string::npos

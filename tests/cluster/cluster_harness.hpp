@@ -1,8 +1,9 @@
 // What the cluster tests share: a node (a reprise-server on the test's
 // PostgreSQL database, with a name and a short lease), the flags of a node
 // that serves mutual TLS and a caller's credentials for it, the test's own
-// look at the database, and waiting for a condition, such as two nodes
-// splitting the shards.
+// look at the database, waiting for a condition, such as two nodes
+// splitting the shards, and the hello workflow the load tests run with the
+// check that its history is whole.
 #pragma once
 
 #include <chrono>
@@ -17,6 +18,8 @@
 #include "../store/test_postgres.hpp"
 #include "engine/store/postgres/pg_connection.hpp"
 #include "engine/store/shard.hpp"
+#include "reprise/activity.hpp"
+#include "reprise/workflow.hpp"
 
 namespace reprise::cluster_testing {
 
@@ -104,6 +107,38 @@ inline bool shards_split_between(ClusterDb& db, const std::string& first, const 
              },
              std::chrono::seconds(10))
       .has_value();
+}
+
+inline std::string cluster_greet(ActivityContext&, std::string name) { return "hello " + name; }
+inline constexpr Activity<&cluster_greet> cluster_greet_activity{"cluster_greet"};
+
+// One activity, so a run needs its node for two workflow tasks and one
+// activity task: what a kill can catch in flight.
+inline Workflow<std::string> cluster_hello(WorkflowContext& ctx, std::string name) {
+  co_return co_await ctx.execute(
+      cluster_greet_activity,
+      ActivityOptions::start_to_close(std::chrono::seconds(3)).retry_initial_interval(std::chrono::milliseconds(100)),
+      name);
+}
+inline constexpr WorkflowDef<&cluster_hello> cluster_hello_wf{"cluster_hello"};
+
+// Each event of a hello run's history once, in order, and the run whole:
+// started, its activity scheduled and completed, and the run completed,
+// each once.
+inline void expect_whole_hello_history(const v1::History& history, const std::string& id) {
+  int started = 0, scheduled = 0, activity_completed = 0, completed = 0;
+  for (int j = 0; j < history.events_size(); ++j) {
+    const v1::HistoryEvent& e = history.events(j);
+    ASSERT_EQ(e.event_id(), j + 1) << id << ": no event lost or doubled";
+    started += e.has_workflow_execution_started() ? 1 : 0;
+    scheduled += e.has_activity_task_scheduled() ? 1 : 0;
+    activity_completed += e.has_activity_task_completed() ? 1 : 0;
+    completed += e.has_workflow_execution_completed() ? 1 : 0;
+  }
+  EXPECT_EQ(started, 1) << id;
+  EXPECT_EQ(scheduled, 1) << id;
+  EXPECT_EQ(activity_completed, 1) << id;
+  EXPECT_EQ(completed, 1) << id;
 }
 
 }  // namespace reprise::cluster_testing

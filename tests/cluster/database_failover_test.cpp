@@ -24,15 +24,6 @@ using namespace cluster_testing;
 using namespace std::chrono_literals;
 using engine::testing::TestPostgres;
 
-std::string db_failover_greet(ActivityContext&, std::string name) { return "hello " + name; }
-inline constexpr Activity<&db_failover_greet> db_failover_greet_activity{"db_failover_greet"};
-
-Workflow<std::string> db_failover_hello(WorkflowContext& ctx, std::string name) {
-  co_return co_await ctx.execute(db_failover_greet_activity,
-                                 ActivityOptions::start_to_close(3s).retry_initial_interval(100ms), name);
-}
-inline constexpr WorkflowDef<&db_failover_hello> db_failover_hello_wf{"db_failover_hello"};
-
 // A PostgreSQL of the test's own, or skip (fail under CI).
 #define DB_FAILOVER_PRIVATE_POSTGRES(var, settings)                                                           \
   std::string var##_why;                                                                                      \
@@ -44,26 +35,10 @@ std::unique_ptr<Worker> db_failover_worker(const std::string& addresses) {
   auto worker =
       std::make_unique<Worker>(Connection::remote(addresses),
                                WorkerOptions{.task_queue = "failover", .workflow_threads = 2, .activity_threads = 2});
-  worker->register_workflow(db_failover_hello_wf);
-  worker->register_activity(db_failover_greet_activity);
+  worker->register_workflow(cluster_hello_wf);
+  worker->register_activity(cluster_greet_activity);
   worker->start();
   return worker;
-}
-
-// Each event of the history once, and the hello workflow's shape whole.
-void expect_whole_db_failover_history(Connection& connection, const std::string& id) {
-  const v1::History history = fetch_history(connection, id);
-  int started = 0, activity_completed = 0, completed = 0;
-  for (int j = 0; j < history.events_size(); ++j) {
-    const v1::HistoryEvent& e = history.events(j);
-    ASSERT_EQ(e.event_id(), j + 1) << id << ": no event lost or doubled";
-    started += e.has_workflow_execution_started() ? 1 : 0;
-    activity_completed += e.has_activity_task_completed() ? 1 : 0;
-    completed += e.has_workflow_execution_completed() ? 1 : 0;
-  }
-  EXPECT_EQ(started, 1) << id;
-  EXPECT_EQ(activity_completed, 1) << id;
-  EXPECT_EQ(completed, 1) << id;
 }
 
 TEST(ClusterDatabase, ANodeServesAgainAfterItsPostgresqlCrashesAndRestarts) {
@@ -74,7 +49,7 @@ TEST(ClusterDatabase, ANodeServesAgainAfterItsPostgresqlCrashesAndRestarts) {
   auto connection = Connection::remote(node->address());
   auto worker = db_failover_worker(node->address());
   Client client(connection);
-  ASSERT_EQ(client.execute(db_failover_hello_wf, {.id = "before", .task_queue = "failover"}, std::string("before")),
+  ASSERT_EQ(client.execute(cluster_hello_wf, {.id = "before", .task_queue = "failover"}, std::string("before")),
             "hello before");
 
   pg->crash();
@@ -87,7 +62,7 @@ TEST(ClusterDatabase, ANodeServesAgainAfterItsPostgresqlCrashesAndRestarts) {
   std::string result, last_error;
   while (!started && TestClock::now() - restarted < 20s) {
     try {
-      client.start(db_failover_hello_wf, {.id = "after", .task_queue = "failover"}, std::string("after"));
+      client.start(cluster_hello_wf, {.id = "after", .task_queue = "failover"}, std::string("after"));
       started = true;
     } catch (const std::exception& e) {
       last_error = e.what();
@@ -96,7 +71,7 @@ TEST(ClusterDatabase, ANodeServesAgainAfterItsPostgresqlCrashesAndRestarts) {
   }
   ASSERT_TRUE(started) << "no start acknowledged within 20 s of the restart; the last refusal: " << last_error;
   try {
-    result = client.handle(db_failover_hello_wf, "after").result(20s);
+    result = client.handle(cluster_hello_wf, "after").result(20s);
   } catch (const std::exception& e) {
     last_error = e.what();
   }
@@ -104,8 +79,8 @@ TEST(ClusterDatabase, ANodeServesAgainAfterItsPostgresqlCrashesAndRestarts) {
   std::cout << "a workflow ran to its end "
             << std::chrono::duration_cast<std::chrono::milliseconds>(TestClock::now() - restarted).count()
             << " ms after PostgreSQL restarted\n";
-  expect_whole_db_failover_history(*connection, "before");
-  expect_whole_db_failover_history(*connection, "after");
+  expect_whole_hello_history(fetch_history(*connection, "before"), "before");
+  expect_whole_hello_history(fetch_history(*connection, "after"), "after");
   worker->stop();
 }
 
@@ -155,7 +130,7 @@ TEST(ClusterDatabase, APrimaryLostAndItsSynchronousStandbyPromotedLosesNoAcknowl
     for (int i = 0; !stop; ++i) {
       const std::string id = "failover-" + std::to_string(i);
       try {
-        client.start(db_failover_hello_wf, {.id = id, .task_queue = "failover", .workflow_task_timeout = 2s},
+        client.start(cluster_hello_wf, {.id = id, .task_queue = "failover", .workflow_task_timeout = 2s},
                      std::string(id));
         std::lock_guard lock(mu);
         acknowledged.push_back(id);
@@ -184,13 +159,13 @@ TEST(ClusterDatabase, APrimaryLostAndItsSynchronousStandbyPromotedLosesNoAcknowl
 
   for (const std::string& id : acknowledged) {
     try {
-      EXPECT_EQ(client.handle(db_failover_hello_wf, id).result(30s), "hello " + id);
+      EXPECT_EQ(client.handle(cluster_hello_wf, id).result(30s), "hello " + id);
     } catch (const std::exception& e) {
       ADD_FAILURE() << id << ": " << e.what();
     }
   }
   worker->stop();
-  for (const std::string& id : acknowledged) expect_whole_db_failover_history(*connection, id);
+  for (const std::string& id : acknowledged) expect_whole_hello_history(fetch_history(*connection, id), id);
 }
 
 // The writer's connection drops at a COMMIT that carries a start: before the
@@ -212,7 +187,7 @@ TEST(ClusterDatabase, AStartWhoseCommitIsCutBeforeOrAfterTheDatabaseHasItRunsToI
   auto worker = db_failover_worker(node->address());
   Client client(connection);
   // The writer has its connection and its statements before the cut.
-  ASSERT_EQ(client.execute(db_failover_hello_wf, {.id = "warm", .task_queue = "failover"}, std::string("warm")),
+  ASSERT_EQ(client.execute(cluster_hello_wf, {.id = "warm", .task_queue = "failover"}, std::string("warm")),
             "hello warm");
 
   for (const auto& [cut, id] : {std::pair{CommitAnswerProxy::Cut::kBeforeTheDatabaseHasIt, "cut-before"},
@@ -224,7 +199,7 @@ TEST(ClusterDatabase, AStartWhoseCommitIsCutBeforeOrAfterTheDatabaseHasItRunsToI
     bool started = false;
     while (!started && TestClock::now() - began < 20s) {
       try {
-        client.start(db_failover_hello_wf, {.id = id, .task_queue = "failover"}, std::string(id));
+        client.start(cluster_hello_wf, {.id = id, .task_queue = "failover"}, std::string(id));
         started = true;
       } catch (const RpcError& e) {
         last_refusal = e.what();
@@ -236,7 +211,7 @@ TEST(ClusterDatabase, AStartWhoseCommitIsCutBeforeOrAfterTheDatabaseHasItRunsToI
     ASSERT_TRUE(started) << id << ": never acknowledged; the last refusal: " << last_refusal;
     std::string result, error;
     try {
-      result = client.handle(db_failover_hello_wf, id).result(20s);
+      result = client.handle(cluster_hello_wf, id).result(20s);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -245,7 +220,7 @@ TEST(ClusterDatabase, AStartWhoseCommitIsCutBeforeOrAfterTheDatabaseHasItRunsToI
       EXPECT_EQ(proxy.commits_answered_then_cut(), answered_before + 1)
           << "the database never answered the cut COMMIT: the case was not made";
     }
-    expect_whole_db_failover_history(*connection, id);
+    expect_whole_hello_history(fetch_history(*connection, id), id);
   }
   EXPECT_EQ(proxy.commits_cut(), 2);
   worker->stop();

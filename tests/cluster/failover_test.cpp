@@ -21,17 +21,6 @@ namespace {
 using namespace cluster_testing;
 using namespace std::chrono_literals;
 
-std::string failover_greet(ActivityContext&, std::string name) { return "hello " + name; }
-inline constexpr Activity<&failover_greet> failover_greet_activity{"failover_greet"};
-
-// One activity, so a run needs its node for two workflow tasks and one
-// activity task: what a kill can catch in flight.
-Workflow<std::string> failover_hello(WorkflowContext& ctx, std::string name) {
-  co_return co_await ctx.execute(failover_greet_activity,
-                                 ActivityOptions::start_to_close(3s).retry_initial_interval(100ms), name);
-}
-inline constexpr WorkflowDef<&failover_hello> failover_hello_wf{"failover_hello"};
-
 // A client and an SDK worker given "A,B", A killed under a load of starts:
 // the calls and polls that were on A move to B, and every start the client
 // saw acknowledged completes, each event once.
@@ -43,8 +32,8 @@ TEST(ClusterAddresses, AClientAndAWorkerGivenTwoAddressesLoseNoAcknowledgedStart
   ASSERT_TRUE(shards_split_between(db, "a", "b"));
   auto connection = Connection::remote(a->address() + "," + b->address());
   Worker worker(connection, {.task_queue = "failover", .workflow_threads = 4, .activity_threads = 4});
-  worker.register_workflow(failover_hello_wf);
-  worker.register_activity(failover_greet_activity);
+  worker.register_workflow(cluster_hello_wf);
+  worker.register_activity(cluster_greet_activity);
   worker.start();
 
   Client client(connection);
@@ -55,7 +44,7 @@ TEST(ClusterAddresses, AClientAndAWorkerGivenTwoAddressesLoseNoAcknowledgedStart
       const std::string id = "two-addresses-" + std::to_string(i);
       try {
         // A workflow task lost with the killed node comes back after 2 s.
-        client.start(failover_hello_wf, {.id = id, .task_queue = "failover", .workflow_task_timeout = 2s},
+        client.start(cluster_hello_wf, {.id = id, .task_queue = "failover", .workflow_task_timeout = 2s},
                      std::string(id));
         acknowledged.push_back(id);
       } catch (const RpcError& e) {
@@ -71,7 +60,7 @@ TEST(ClusterAddresses, AClientAndAWorkerGivenTwoAddressesLoseNoAcknowledgedStart
   EXPECT_EQ(acknowledged.size(), size_t{kStarts}) << "a start refused: " << (refused.empty() ? "" : refused[0]);
   for (const std::string& id : acknowledged) {
     try {
-      EXPECT_EQ(client.handle(failover_hello_wf, id).result(30s), "hello " + id);
+      EXPECT_EQ(client.handle(cluster_hello_wf, id).result(30s), "hello " + id);
     } catch (const std::exception& e) {
       ADD_FAILURE() << id << ": " << e.what();
     }
@@ -80,15 +69,7 @@ TEST(ClusterAddresses, AClientAndAWorkerGivenTwoAddressesLoseNoAcknowledgedStart
             << std::chrono::duration_cast<std::chrono::milliseconds>(TestClock::now() - killed).count()
             << " ms after the kill\n";
   worker.stop();
-  for (const std::string& id : acknowledged) {
-    v1::GetHistoryResponse history = history_of(b->stub(), id);
-    const auto& events = history.history().events();
-    for (int j = 0; j < events.size(); ++j)
-      ASSERT_EQ(events[j].event_id(), j + 1) << id << ": no event lost or doubled";
-    EXPECT_EQ(count_events(history, v1::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED), 1) << id;
-    EXPECT_EQ(count_events(history, v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED), 1) << id;
-    EXPECT_EQ(count_events(history, v1::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED), 1) << id;
-  }
+  for (const std::string& id : acknowledged) expect_whole_hello_history(history_of(b->stub(), id).history(), id);
 }
 
 // Two nodes that serve mutual TLS: a request sent to the node that does not

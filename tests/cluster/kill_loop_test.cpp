@@ -31,15 +31,6 @@ namespace {
 using namespace cluster_testing;
 using namespace std::chrono_literals;
 
-std::string kill_loop_greet(ActivityContext&, std::string name) { return "hello " + name; }
-inline constexpr Activity<&kill_loop_greet> kill_loop_greet_activity{"kill_loop_greet"};
-
-Workflow<std::string> kill_loop_hello(WorkflowContext& ctx, std::string name) {
-  co_return co_await ctx.execute(kill_loop_greet_activity,
-                                 ActivityOptions::start_to_close(3s).retry_initial_interval(100ms), name);
-}
-inline constexpr WorkflowDef<&kill_loop_hello> kill_loop_hello_wf{"kill_loop_hello"};
-
 // A node with a fixed port and name, so it comes back as itself.
 struct KillLoopNode {
   std::string name;
@@ -75,8 +66,8 @@ TEST(ClusterKillLoop, KillNineOfOneOfThreeNodesAgainAndAgainLosesNoAcknowledgedS
     workers.push_back(std::make_unique<Worker>(
         Connection::remote(list),
         WorkerOptions{.task_queue = "kill-loop", .workflow_threads = 4, .activity_threads = 4}));
-    workers.back()->register_workflow(kill_loop_hello_wf);
-    workers.back()->register_activity(kill_loop_greet_activity);
+    workers.back()->register_workflow(cluster_hello_wf);
+    workers.back()->register_activity(cluster_greet_activity);
     workers.back()->start();
   }
 
@@ -88,7 +79,7 @@ TEST(ClusterKillLoop, KillNineOfOneOfThreeNodesAgainAndAgainLosesNoAcknowledgedS
     for (int i = 0; !stop; ++i) {
       const std::string id = "kill-loop-" + std::to_string(i);
       try {
-        client.start(kill_loop_hello_wf, {.id = id, .task_queue = "kill-loop", .workflow_task_timeout = 2s},
+        client.start(cluster_hello_wf, {.id = id, .task_queue = "kill-loop", .workflow_task_timeout = 2s},
                      std::string(id));
         std::lock_guard lock(mu);
         acknowledged.push_back(id);
@@ -129,7 +120,7 @@ TEST(ClusterKillLoop, KillNineOfOneOfThreeNodesAgainAndAgainLosesNoAcknowledgedS
   const auto waited = TestClock::now();
   for (const std::string& id : acknowledged) {
     try {
-      EXPECT_EQ(client.handle(kill_loop_hello_wf, id).result(60s), "hello " + id);
+      EXPECT_EQ(client.handle(cluster_hello_wf, id).result(60s), "hello " + id);
     } catch (const std::exception& e) {
       ADD_FAILURE() << id << ": " << e.what();
     }
@@ -138,22 +129,7 @@ TEST(ClusterKillLoop, KillNineOfOneOfThreeNodesAgainAndAgainLosesNoAcknowledgedS
             << std::chrono::duration_cast<std::chrono::milliseconds>(TestClock::now() - waited).count()
             << " ms after the load stopped\n";
   for (auto& w : workers) w->stop();
-  for (const std::string& id : acknowledged) {
-    const v1::History history = fetch_history(*client_connection, id);
-    int started = 0, scheduled = 0, activity_completed = 0, completed = 0;
-    for (int j = 0; j < history.events_size(); ++j) {
-      const v1::HistoryEvent& e = history.events(j);
-      ASSERT_EQ(e.event_id(), j + 1) << id << ": no event lost or doubled";
-      started += e.has_workflow_execution_started() ? 1 : 0;
-      scheduled += e.has_activity_task_scheduled() ? 1 : 0;
-      activity_completed += e.has_activity_task_completed() ? 1 : 0;
-      completed += e.has_workflow_execution_completed() ? 1 : 0;
-    }
-    EXPECT_EQ(started, 1) << id;
-    EXPECT_EQ(scheduled, 1) << id;
-    EXPECT_EQ(activity_completed, 1) << id;
-    EXPECT_EQ(completed, 1) << id;
-  }
+  for (const std::string& id : acknowledged) expect_whole_hello_history(fetch_history(*client_connection, id), id);
   std::sort(takeover_ms.begin(), takeover_ms.end());
   if (!takeover_ms.empty()) {
     std::cout << "takeover after kill -9, " << takeover_ms.size() << " kills (lease 1s): min " << takeover_ms.front()

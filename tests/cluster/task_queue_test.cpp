@@ -4,17 +4,13 @@
 // any node, and the owner killed (-9) with tasks pending loses none of them.
 // The test computes a queue's owner as the nodes do (rendezvous.hpp) and
 // counts the calls each node answered on its /metrics.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <array>
 #include <iostream>
 #include <map>
 #include <set>
 
+#include "../store/http_exchange.hpp"
 #include "cluster_harness.hpp"
 #include "engine/store/records.hpp"
 #include "engine/store/rendezvous.hpp"
@@ -38,35 +34,9 @@ std::string queue_owner_of(const std::string& queue, engine::TaskKind kind = eng
   return engine::rendezvous_owner(engine::task_queue_key("default", static_cast<int>(kind), queue), kQueueTestNodes);
 }
 
-// GET /metrics of the node whose metrics listen at `address`.
-std::string scrape_node_metrics(const std::string& address) {
-  const int port = std::atoi(address.substr(address.rfind(':') + 1).c_str());
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string page;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0) {
-    const std::string request = "GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n";
-    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    char buffer[8192];
-    const auto until = TestClock::now() + 10s;
-    while (TestClock::now() < until) {
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      const ssize_t n = ::read(fd, buffer, sizeof buffer);
-      if (n <= 0) break;
-      page.append(buffer, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  return page;
-}
-
 // How many calls of `operation` the node answered (0 when none yet).
 int calls_answered(Server& node, const std::string& operation) {
-  const std::string page = scrape_node_metrics(node.metrics_address());
+  const std::string page = testing_http::scrape_metrics(node.metrics_address());
   const std::string series = "\nservice_requests_total{operation=\"" + operation + "\"} ";
   const size_t at = page.find(series);
   return at == std::string::npos ? 0 : std::atoi(page.c_str() + at + series.size());
@@ -74,7 +44,7 @@ int calls_answered(Server& node, const std::string& operation) {
 
 // The value of the unlabeled gauge `name` on the node (-1 when absent).
 int gauge_of(Server& node, const std::string& name) {
-  const std::string page = scrape_node_metrics(node.metrics_address());
+  const std::string page = testing_http::scrape_metrics(node.metrics_address());
   const std::string series = "\n" + name + " ";
   const size_t at = page.find(series);
   return at == std::string::npos ? -1 : std::atoi(page.c_str() + at + series.size());
@@ -435,7 +405,7 @@ TEST(ClusterTaskQueues, ANodeRestartedWithinALeaseIsHandedItsQueuesTasksAgainAnd
 
 // The workflow tasks of `queue` a node's approximate_backlog_count reports.
 int backlog_of(Server& node, const std::string& queue) {
-  const std::string page = scrape_node_metrics(node.metrics_address());
+  const std::string page = testing_http::scrape_metrics(node.metrics_address());
   const std::string series = "\napproximate_backlog_count{task_queue=\"" + queue + "\",task_type=\"workflow\"} ";
   const size_t at = page.find(series);
   return at == std::string::npos ? 0 : std::atoi(page.c_str() + at + series.size());
@@ -470,14 +440,6 @@ TEST(ClusterTaskQueues, TheNodesBacklogGaugesAddUpToThePendingTasksEachCountedOn
   EXPECT_EQ(sum, 3 * kPerNode);
 }
 
-std::string queue_test_greet(ActivityContext&, std::string name) { return "hello " + name; }
-inline constexpr Activity<&queue_test_greet> queue_test_greet_activity{"queue_test_greet"};
-
-Workflow<std::string> queue_test_hello(WorkflowContext& ctx, std::string name) {
-  co_return co_await ctx.execute(queue_test_greet_activity, ActivityOptions::start_to_close(10s), name);
-}
-inline constexpr WorkflowDef<&queue_test_hello> queue_test_hello_wf{"queue_test_hello"};
-
 // Not a check: what a steady load costs in polls and how fast it runs, for
 // comparing designs (docs/cluster.md, "Task queues"). Three nodes, an SDK
 // worker on each, clients starting hello workflows (one activity) through
@@ -495,8 +457,8 @@ TEST(ClusterTaskQueues, MeasurePollsPerTaskAndThroughput) {
     workers.push_back(
         std::make_unique<Worker>(Connection::remote(cluster[id].address()),
                                  WorkerOptions{.task_queue = "measure", .workflow_threads = 4, .activity_threads = 4}));
-    workers.back()->register_workflow(queue_test_hello_wf);
-    workers.back()->register_activity(queue_test_greet_activity);
+    workers.back()->register_workflow(cluster_hello_wf);
+    workers.back()->register_activity(cluster_greet_activity);
     workers.back()->start();
   }
   auto polls = [&] {
@@ -524,10 +486,10 @@ TEST(ClusterTaskQueues, MeasurePollsPerTaskAndThroughput) {
       std::vector<std::string> mine;
       for (int i = c; i < workflows; i += kClients) {
         const std::string id = "measure-" + std::to_string(i);
-        client.start(queue_test_hello_wf, {.id = id, .task_queue = "measure"}, std::string(id));
+        client.start(cluster_hello_wf, {.id = id, .task_queue = "measure"}, std::string(id));
         mine.push_back(id);
       }
-      for (const std::string& id : mine) EXPECT_EQ(client.handle(queue_test_hello_wf, id).result(60s), "hello " + id);
+      for (const std::string& id : mine) EXPECT_EQ(client.handle(cluster_hello_wf, id).result(60s), "hello " + id);
     });
   }
   for (auto& t : clients) t.join();

@@ -3,9 +3,6 @@
 // terminated), then /metrics is scraped over HTTP and its values checked;
 // and clients that send garbage or never finish their request wedge neither
 // the metrics listener nor the gRPC port.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,49 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "../store/http_exchange.hpp"
 #include "server_harness.hpp"
 
 namespace reprise {
 namespace {
 
-// A TCP connection to 127.0.0.1:port, or -1.
-int connect_to(const std::string& address) {
-  const int port = std::atoi(address.substr(address.rfind(':') + 1).c_str());
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Sends `request` and reads until the server closes, for at most `limit`.
-std::string http_exchange(const std::string& address, const std::string& request,
-                          std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-  const int fd = connect_to(address);
-  if (fd < 0) return "";
-  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string answer;
-  const auto until = std::chrono::steady_clock::now() + limit;
-  char buffer[8192];
-  while (std::chrono::steady_clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n <= 0) break;
-    answer.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return answer;
-}
-
-std::string scrape(const std::string& address) {
-  return http_exchange(address, "GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
-}
+using testing_http::connect_to_loopback;
+using testing_http::http_exchange;
+using testing_http::scrape_metrics;
 
 // The value of one series ("name{labels}" exactly as written), or -1.
 double value_of(const std::string& page, const std::string& series) {
@@ -136,7 +99,7 @@ TEST(ServerMetrics, CountsWorkflowsRequestsAndCommitsOfARealServer) {
   describe(stub, "nobody", &missing);
   ASSERT_EQ(missing.error_code(), grpc::StatusCode::NOT_FOUND);
 
-  const std::string answer = scrape(server.metrics_address());
+  const std::string answer = scrape_metrics(server.metrics_address());
   ASSERT_NE(answer.find("HTTP/1.1 200"), std::string::npos) << answer;
   EXPECT_NE(answer.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << answer;
   const std::string page = answer.substr(answer.find("\r\n\r\n") + 3);  // keeps a '\n' before the first line
@@ -187,7 +150,7 @@ TEST(ServerMetrics, BadHttpClientsWedgeNeitherTheListenerNorTheGrpcPort) {
   // has threads, held open while others scrape.
   std::vector<int> stalled;
   for (int i = 0; i < 3; ++i) {
-    const int fd = connect_to(server.metrics_address());
+    const int fd = connect_to_loopback(server.metrics_address());
     ASSERT_GE(fd, 0);
     ASSERT_EQ(::send(fd, "GET /met", 8, MSG_NOSIGNAL), 8);
     stalled.push_back(fd);
@@ -202,7 +165,7 @@ TEST(ServerMetrics, BadHttpClientsWedgeNeitherTheListenerNorTheGrpcPort) {
   // A scrape gets its answer once the read timeout (1 s) has cut the
   // stalled clients off.
   const auto scrape_start = std::chrono::steady_clock::now();
-  const std::string answer = scrape(server.metrics_address());
+  const std::string answer = scrape_metrics(server.metrics_address());
   EXPECT_NE(answer.find("HTTP/1.1 200"), std::string::npos) << answer;
   EXPECT_NE(answer.find("service_requests_total{operation=\"DescribeWorkflow\"} 1"), std::string::npos) << answer;
   EXPECT_LT(std::chrono::steady_clock::now() - scrape_start, std::chrono::seconds(5));
