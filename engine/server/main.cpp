@@ -33,6 +33,7 @@
 // HOST:PORT" with --ui-listen (the web UI, web_ui.hpp; loopback only unless
 // --insecure). SIGTERM or SIGINT: stop accepting, let
 // operations in flight finish, close the database cleanly.
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -74,6 +75,11 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Debian's Abseil is built without NDEBUG, so every absl::Mutex lock in
+  // gRPC also updated a process-wide lock-order graph under one global
+  // spinlock (absl's deadlock detection: GraphCycles in the profile). That
+  // is a debugging aid; off before gRPC's first lock.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
   ServerFlags flags;
   CLI::App app("", "reprise-server");
