@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <future>
 #include <latch>
 #include <thread>
 
+#include "child_process.hpp"
 #include "engine/store/backup.hpp"
 #include "engine/store/file_check.hpp"
 #include "store_test_util.hpp"
@@ -236,6 +238,36 @@ TEST(PostgresStore, TheSqliteFileToolsNameAPostgresUrlInsteadOfLookingForAFile) 
   auto copied = backup_database("postgresql://reprise@db.example/reprise", "/tmp/never-written.db", false);
   ASSERT_FALSE(copied.is_ok());
   EXPECT_NE(copied.status().message().find("pg_dump"), std::string::npos);
+}
+
+// The PostgreSQL a test binary starts goes when the binary is killed (-9, as
+// a timeout kills it): left running, it would hold its port, its memory and
+// its temporary directory until someone killed it by hand.
+TEST(TestPostgres, ItsPostgresqlStopsWhenTheTestProcessIsKilled) {
+  REPRISE_POSTGRES_DATABASE(url);  // PostgreSQL is here (or the test skips)
+  ASSERT_FALSE(testing::store_child_path().empty()) << "REPRISE_STORE_CHILD is not set";
+  testing::ChildProcess child({testing::store_child_path(), "postgres", "own"});
+  ASSERT_TRUE(child.started());
+  std::string line;
+  ASSERT_TRUE(child.read_line(line));
+  ASSERT_EQ(line.rfind("postgres ", 0), 0u) << line;
+  const pid_t postmaster = std::stoi(line.substr(9));
+  ASSERT_GT(postmaster, 0);
+  child.kill(SIGKILL);
+  child.wait();
+  // Gone, or a zombie nobody has reaped yet.
+  auto running = [postmaster] {
+    std::ifstream stat("/proc/" + std::to_string(postmaster) + "/stat");
+    std::string pid, name, state;
+    return stat >> pid >> name >> state && state != "Z";
+  };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (running() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const bool left_running = running();
+  if (left_running) ::kill(postmaster, SIGQUIT);  // not left behind by this test either
+  EXPECT_FALSE(left_running) << "PostgreSQL " << postmaster << " outlived the process that started it";
 }
 
 }  // namespace

@@ -10,6 +10,9 @@
 //     like write, under RLIMIT_FSIZE (0: none, for a small disk), until a
 //     commit fails; prints
 //     "error CODE MESSAGE" and exits 0.
+//   store_child postgres own
+//     starts a PostgreSQL of its own as a test binary does (test_postgres.hpp),
+//     prints "postgres PID" (the postmaster's), and waits to be killed.
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -24,6 +27,7 @@
 
 #include "any_store.hpp"
 #include "store_test_util.hpp"
+#include "test_postgres.hpp"
 
 using namespace reprise;
 using namespace reprise::engine;
@@ -68,7 +72,7 @@ int run_writers(Store& store, int threads, int executions, int steps, size_t pad
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: store_child write|fill DB ...\n");
+    std::fprintf(stderr, "usage: store_child write|fill DB ... | postgres own\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -115,6 +119,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     return run_writers(**store, 2, 8, 1'000'000, 8'000);
+  }
+  if (mode == "postgres") {
+    std::string why;
+    testing::TestPostgres* pg = testing::TestPostgres::get(&why);
+    say(pg == nullptr ? "error " + why : "postgres " + std::to_string(pg->pid()));
+    while (true) ::pause();
   }
   std::fprintf(stderr, "bad arguments\n");
   return 2;

@@ -207,10 +207,19 @@ class TestPostgres {
     return port;
   }
 
-  // Runs `args` as the user PostgreSQL runs as; with wait, its exit status.
+  // Runs `args` as the user PostgreSQL runs as. Started from the main
+  // thread, it gets SIGQUIT (PostgreSQL's immediate shutdown) when this
+  // process dies, so a test binary killed (-9, a timeout) leaves no
+  // PostgreSQL behind; the kernel sends it when the thread that started the
+  // child ends, so only the main thread, whose end is the process's, asks.
   pid_t spawn(std::vector<std::string> args, const std::string& log) {
-    if (::geteuid() == 0) {
-      args.insert(args.begin(), {"/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"});
+    std::vector<std::string> setpriv;
+    if (::geteuid() == 0) setpriv = {"--reuid=postgres", "--regid=postgres", "--init-groups"};
+    if (::gettid() == ::getpid()) setpriv.insert(setpriv.end(), {"--pdeathsig", "QUIT"});
+    if (!setpriv.empty()) {
+      setpriv.insert(setpriv.begin(), "/usr/bin/setpriv");
+      setpriv.push_back("--");
+      args.insert(args.begin(), setpriv.begin(), setpriv.end());
     }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
