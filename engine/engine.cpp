@@ -59,7 +59,7 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
                              }});
   }
   if (engine->options_.runtime != nullptr) {
-    engine->check_timers();  // the driver runs the rest of the background work
+    engine->check_timers();  // the stepped timer loop's first pass; the driver runs the rest
     return engine;
   }
   engine->timer_thread_ = std::thread([e = engine.get()] { e->timer_loop(); });
@@ -82,6 +82,7 @@ Engine::Engine(Store& store, EngineOptions options)
       upload_pool_(options_.runtime ? options_.runtime->upload_pool : *own_upload_pool_),
       matching_(deadlines_),
       serializer_(executor_),
+      execution_cache_(options_.execution_cache_entries),
       admission_(options_.max_pending_requests),
       query_admission_(options_.max_pending_queries),
       claim_check_(store.blobs(), options_.claim_check),
@@ -187,8 +188,13 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
     then(Status::unavailable("the server is shutting down"));
     return;
   }
-  auto step = [this, key, op = std::move(op), extra = std::move(extra), then, unreadable, in_flight, hold,
-               taken = std::move(taken)](ExecutionSerializer::Done done) mutable {
+  // Runs once with the execution's record from the cache (when it holds
+  // it), and once more from the store if the commit finds the cached
+  // record was not the stored one (another writer: execution_cache.hpp).
+  auto body = std::make_shared<std::function<void(ExecutionSerializer::Done, bool)>>();
+  *body = [this, key, op = std::move(op), extra = std::move(extra), then, unreadable, in_flight, hold,
+           taken = std::move(taken),
+           self = std::weak_ptr(body)](ExecutionSerializer::Done done, bool use_cache) mutable {
     auto answer = [then, done, in_flight](Status s) {
       then(std::move(s));
       done();
@@ -198,7 +204,9 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
     // in memory (a started task not yet committed), so an op checked
     // against it could be refused wrongly; the caller tries again.
     if (!serves(key)) return answer(not_served(key));
-    Result<ExecutionRecord> record = store_.get_execution(key);
+    std::optional<ExecutionRecord> cached;
+    if (use_cache) cached = execution_cache_.find(key);
+    Result<ExecutionRecord> record = cached ? Result<ExecutionRecord>(std::move(*cached)) : store_.get_execution(key);
     if (!record) {
       if (record.status().code() == StatusCode::kNotFound) held_starts_.erase(key);  // its rows went with it
       if (record.status().code() == StatusCode::kNotFound && extra) {
@@ -230,6 +238,12 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
     if (!s.is_ok()) {
       answer(s);
       return;
+    }
+    const bool from_cache = use_cache && cached.has_value();
+    // A row is dropped as stale only against the stored state, never
+    // against the cache alone: no version check guards that drop.
+    if (ms->found_stale() && from_cache) {
+      if (auto again = self.lock()) return (*again)(done, false);
     }
     if (ms->unchanged()) return answer(Status::ok());
     // A row found stale against a held start is dropped only with that
@@ -266,21 +280,35 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
       }
     }
     const bool commits_held = held.has_value();
-    commit(std::move(*t), [this, ms, answer, key, commits_held](Result<CommitResult> r) {
-      if (!r) return answer(r.status());  // what is held stays held
-      if (commits_held) held_starts_.erase(key);
-      add_sticky_tasks(*ms);
-      if (ms->became_closed()) {
-        log::info("workflow closed", {{"workflow_id", ms->key().workflow_id},
-                                      {"run_id", ms->key().run_id},
-                                      {"status", enum_name(ms->state().status())}});
-      }
-      answer(Status::ok());
-    });
+    commit(std::move(*t),
+           [this, ms, answer, key, commits_held, from_cache, done, again = self.lock()](Result<CommitResult> r) {
+             if (!r && r.status().code() == StatusCode::kAborted && from_cache && again) {
+               // The store holds another version than the cache did (the commit
+               // dropped the entry): the op runs again on the stored state.
+               log::warn("cached execution state was not the stored one; read again",
+                         {{"workflow_id", key.workflow_id}, {"run_id", key.run_id}, {"error", r.status().to_string()}});
+               return (*again)(done, false);
+             }
+             if (!r) return answer(r.status());  // what is held stays held
+             if (commits_held) held_starts_.erase(key);
+             add_sticky_tasks(*ms);
+             if (ms->became_closed()) {
+               log::info("workflow closed", {{"workflow_id", ms->key().workflow_id},
+                                             {"run_id", ms->key().run_id},
+                                             {"status", enum_name(ms->state().status())}});
+             }
+             answer(Status::ok());
+           });
   };
+  auto step = [body](ExecutionSerializer::Done done) { (*body)(std::move(done), true); };
   const size_t max_waiting =
       origin == Origin::kRequest ? options_.max_waiting_per_execution : ExecutionSerializer::kUnbounded;
   if (!serializer_.run(key, std::move(step), max_waiting)) then(execution_busy(key));
+}
+
+Result<ExecutionRecord> Engine::read_execution(const ExecutionKey& key) {
+  if (std::optional<ExecutionRecord> cached = execution_cache_.find(key)) return std::move(*cached);
+  return store_.get_execution(key);
 }
 
 void Engine::hold_started(MutableState&& ms, std::optional<HeldStarts::Entry> held, RowRemoval& extra,
@@ -330,13 +358,35 @@ void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then
   std::vector<ExecutionKey> changed;
   for (const auto& w : t.executions) changed.push_back(w.key);
   EngineMetrics::RunChanges runs = metrics_.run_changes(t);
+  // What the cache keeps of the writes once they are committed (their
+  // events stay out of it: only where they end matters).
+  std::vector<ExecutionWrite> writes;
+  writes.reserve(t.executions.size());
+  for (const ExecutionWrite& w : t.executions) {
+    ExecutionWrite& kept = writes.emplace_back(ExecutionWrite{w.key, w.expected_version, w.status, w.state, {}});
+    if (w.events) kept.events = HistoryBatch{w.events->first_event_id, w.events->last_event_id, {}};
+  }
+  for (const ExecutionKey& key : t.delete_executions) execution_cache_.erase(key);
+  std::vector<ExecutionKey> deleted = t.delete_executions;
+  const uint64_t cache_generation = execution_cache_.generation();
   // The store's callback counts as an operation of its own, so the engine
   // outlives the writer thread's last touch of it.
   store_.commit_async(
       std::move(t), [this, tasks = std::move(tasks), timers = std::move(timers), changed = std::move(changed), then,
-                     runs = std::move(runs), in_flight = nested_op()](Result<CommitResult> r) mutable {
-        // On the writer's thread, in commit order: a later batch's tasks
-        // have higher ids than every earlier batch's.
+                     runs = std::move(runs), writes = std::move(writes), deleted = std::move(deleted), cache_generation,
+                     in_flight = nested_op()](Result<CommitResult> r) mutable {
+        // On the writer's thread, in commit order: the cache takes each
+        // execution's versions in the order the store gave them, before
+        // the run's next transition can look.
+        for (size_t i = 0; i < writes.size(); ++i) {
+          if (r && i < r->versions.size()) {
+            execution_cache_.committed(writes[i], r->versions[i], cache_generation);
+          } else {
+            execution_cache_.erase(writes[i].key);  // refused or in doubt: the store may hold anything
+          }
+        }
+        for (const ExecutionKey& key : deleted) execution_cache_.erase(key);
+        // A later batch's tasks have higher ids than every earlier batch's.
         const int64_t committed_before = highest_committed_task_id_;
         if (r) {
           metrics_.committed(runs);
@@ -447,7 +497,7 @@ Result<Engine::LoadedExecution> Engine::load_execution(std::string namespace_id,
   REPRISE_RETURN_IF_ERROR(check_namespace(namespace_id));
   Result<ExecutionKey> key = resolve(namespace_id, execution);
   if (!key) return key.status();
-  Result<ExecutionRecord> record = store_.get_execution(*key);
+  Result<ExecutionRecord> record = read_execution(*key);
   if (!record) return record.status();
   LoadedExecution out{*key, std::move(record).value(), {}};
   if (!history::parse_stored(out.record.state, out.state)) {

@@ -36,6 +36,7 @@
 #include "engine/engine_metrics.hpp"
 #include "engine/engine_runtime.hpp"
 #include "engine/execution/mutable_state.hpp"
+#include "engine/execution_cache.hpp"
 #include "engine/execution_serializer.hpp"
 #include "engine/executor.hpp"
 #include "engine/held_starts.hpp"
@@ -146,6 +147,10 @@ struct EngineOptions {
   // this long (sooner when its start-to-close or heartbeat timeout is due).
   // Zero commits every start before the task is handed out.
   std::chrono::milliseconds max_held_start{2000};
+  // How many executions' records the engine keeps from its own commits
+  // (execution_cache.hpp), so the next transition of a run does not read
+  // it back; the least recently used go first. Zero reads every one.
+  size_t execution_cache_entries = 1024;
   // In a cluster: how a transfer task reaches the node that serves its
   // target's shard (transfer_peers.hpp). nullptr: such a task is retried
   // until this node serves both shards.
@@ -267,8 +272,7 @@ class Engine {
   // The store's counts of commits, syncs and checkpoints (GetStorageStats).
   StorageStats storage_stats() const { return store_.storage_stats(); }
 
-  // Looks for due timers now (tests that move a ManualClock call this; with
-  // an EngineRuntime, its driver whenever a timer may be due).
+  // Looks for due timers now (tests that move a ManualClock call this).
   void check_timers();
   // One retention pass now, over every run closed longer ago than its
   // namespace's retention period by the engine's clock; the sweeper thread
@@ -278,6 +282,9 @@ class Engine {
   // Executions with task starts held in memory, not yet committed (a
   // gauge; held_starts.hpp).
   size_t held_starts() const { return held_starts_.size(); }
+  // Execution reads the cache answered, and those that went to the store.
+  uint64_t execution_cache_hits() const { return execution_cache_.hits(); }
+  uint64_t execution_cache_misses() const { return execution_cache_.misses(); }
   // Tasks queued for workers and not yet handed out (time skipping waits
   // for none before it moves a ManualClock).
   size_t queued_tasks() const { return matching_.total_backlog(); }
@@ -371,6 +378,9 @@ class Engine {
   // Holds `ms`, whose op only started tasks, instead of committing it.
   void hold_started(MutableState&& ms, std::optional<HeldStarts::Entry> held, RowRemoval& extra,
                     std::optional<TaskRecord> taken);
+  // The execution's record: from the cache when this engine committed it
+  // last, else from the store.
+  Result<ExecutionRecord> read_execution(const ExecutionKey& key);
   // Commits the change held for `key`, if any (the timer loop, when due).
   void flush_held(const ExecutionKey& key);
   void run_transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, StatusOp op,
@@ -665,6 +675,7 @@ class Engine {
   // `wanted`; how many.
   Result<int64_t> reload_tasks(int64_t after, const std::function<bool(const TaskRecord&)>& wanted);
   void lose_shards(const ShardSet& lost);
+  bool in_shards(const ExecutionKey& key, const ShardSet& shards) const;
 
   // Retention (retention.cpp). Deletes a closed run under its id's and its
   // own serializer (the order start_run takes them in), so no transition of
@@ -696,6 +707,12 @@ class Engine {
     std::optional<TimePoint> next;  // when the earliest row is due
   };
   TimerLook fire_due_timers();
+  // How long the loop sleeps after `look` unless asked to look again.
+  std::chrono::milliseconds timer_wait(const TimerLook& look) const;
+  // With an EngineRuntime the loop is stepped: a pass is a job on the
+  // executor, its sleep a deadline (timer_loop.cpp).
+  void post_timer_pass();
+  void stepped_timer_pass();
   // Blob garbage collection (blob_gc.cpp), on a thread of its own.
   void start_blob_gc();
   void stop_blob_gc();
@@ -729,6 +746,7 @@ class Engine {
   Matching matching_;
   ExecutionSerializer serializer_;
   HeldStarts held_starts_;
+  ExecutionCache execution_cache_;
   // The next hand-out's start id: from a random start per process, so ids
   // of different processes do not meet.
   std::atomic<uint64_t> next_start_id_;
@@ -774,6 +792,10 @@ class Engine {
   bool timer_check_requested_ = false;
   // When the sleeping timer loop looks next by itself; unset while it looks.
   std::optional<TimePoint> timer_loop_wakes_at_;
+  // The stepped loop (with an EngineRuntime): a pass is posted, or the
+  // deadline that ends its sleep.
+  bool timer_pass_posted_ = false;
+  std::optional<Deadlines::Id> timer_sleep_;
   bool stopping_ = false;
   std::thread timer_thread_;
 

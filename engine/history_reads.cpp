@@ -158,7 +158,7 @@ void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Rep
       unwatch(key, watch_id->load());
       finish(std::move(r));
     };
-    Result<ExecutionRecord> record = store_.get_execution(key);
+    Result<ExecutionRecord> record = read_execution(key);
     if (!record) return done(record.status());
     const bool closed = record->status != v1::WORKFLOW_EXECUTION_STATUS_RUNNING;
     v1::GetHistoryResponse out;

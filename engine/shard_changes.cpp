@@ -24,6 +24,8 @@ Status Engine::gain_shards(const ShardSet& gained) {
     return shard < static_cast<int64_t>(gained.size()) && gained[shard];
   };
   if (shards_ != nullptr && std::none_of(gained.begin(), gained.end(), [](bool b) { return b; })) return Status::ok();
+  // What this node cached of them comes from before another node had them.
+  if (shards_ != nullptr) execution_cache_.drop_if([&](const ExecutionKey& key) { return in_shards(key, gained); });
   Result<int64_t> loaded = reload_tasks(0, wanted);
   if (!loaded) {
     Status s = loaded.status().with_context("rebuilding task queues");
@@ -79,11 +81,14 @@ std::string Engine::token_owner_address(const std::string& task_token) const {
   return shards_->owner_address(shard_of(token->namespace_(), token->workflow_id(), shards_->shard_count()));
 }
 
+bool Engine::in_shards(const ExecutionKey& key, const ShardSet& shards) const {
+  const int64_t shard = shards_->shard_of(key);
+  return shard < static_cast<int64_t>(shards.size()) && shards[shard];
+}
+
 void Engine::lose_shards(const ShardSet& lost) {
-  auto in_lost = [this, &lost](const ExecutionKey& key) {
-    const int64_t shard = shards_->shard_of(key);
-    return shard < static_cast<int64_t>(lost.size()) && lost[shard];
-  };
+  auto in_lost = [this, &lost](const ExecutionKey& key) { return in_shards(key, lost); };
+  execution_cache_.drop_if(in_lost);  // the new owner writes them now
   const size_t tasks = matching_.remove_if([&in_lost](const TaskRecord& task) { return in_lost(task.execution); });
   const size_t held = held_starts_.erase_if(in_lost);
   log::info("shards lost", {{"shards", shards_in(lost)},

@@ -1,7 +1,9 @@
 // A store for engine tests that opens windows real timing leaves tiny: the
 // real store underneath, except that the next commit can be held until
 // released, reads of the current run can fail, history reads can be slowed
-// and a blob collection held or failed; every call after a mark is counted.
+// and a blob collection held or failed, a commit that landed answered in
+// doubt, shard ownership played by the test; every call after a mark is
+// counted.
 #pragma once
 
 #include <atomic>
@@ -56,6 +58,19 @@ class GatedStore : public Store {
     }
     if (held) inner_.commit_async(std::move(held->first), std::move(held->second));
   }
+  // The next commit that writes an execution of this workflow id is made,
+  // and its answer is lost: the engine hears "in doubt", as from a
+  // PostgreSQL connection cut after the COMMIT reached the database.
+  void answer_next_commit_in_doubt_of(std::string workflow_id) {
+    std::lock_guard lock(mu_);
+    in_doubt_workflow_id_ = std::move(workflow_id);
+  }
+  // get_execution calls that reached the store.
+  int execution_reads() const { return execution_reads_; }
+  // What ownership() answers, from the next engine start on (nullptr: a
+  // node alone). Outlives the engine.
+  void set_ownership(ShardOwnership* ownership) { ownership_ = ownership; }
+  ShardOwnership* ownership() override { return ownership_; }
   // get_current_run of this workflow id answers UNAVAILABLE ("" for none).
   void fail_current_run_of(std::string workflow_id) {
     std::lock_guard lock(mu_);
@@ -90,11 +105,19 @@ class GatedStore : public Store {
         cv_.notify_all();
         return;
       }
+      if (!in_doubt_workflow_id_.empty() && names(transition, in_doubt_workflow_id_)) {
+        in_doubt_workflow_id_.clear();
+        inner_.commit_async(std::move(transition), [done = std::move(done)](Result<CommitResult>) {
+          done(Status::in_doubt("the test lost this commit's answer"));
+        });
+        return;
+      }
     }
     inner_.commit_async(std::move(transition), std::move(done));
   }
   Result<ExecutionRecord> get_execution(const ExecutionKey& key) override {
     count();
+    ++execution_reads_;
     return inner_.get_execution(key);
   }
   Result<CurrentRun> get_current_run(const std::string& ns, const std::string& workflow_id) override {
@@ -201,6 +224,12 @@ class GatedStore : public Store {
   void count() {
     if (marked_) ++calls_after_mark_;
   }
+  static bool names(const Transition& t, const std::string& workflow_id) {
+    for (const auto& w : t.executions) {
+      if (w.key.workflow_id == workflow_id) return true;
+    }
+    return false;
+  }
 
   Store& inner_;
   std::mutex mu_;
@@ -208,6 +237,9 @@ class GatedStore : public Store {
   bool hold_ = false;
   std::string hold_workflow_id_;
   std::optional<std::pair<Transition, CommitCallback>> held_;
+  std::string in_doubt_workflow_id_;
+  std::atomic<int> execution_reads_{0};
+  ShardOwnership* ownership_ = nullptr;
   std::string failing_workflow_id_;
   std::string failing_history_of_;
   std::atomic<int64_t> history_delay_ms_{0};

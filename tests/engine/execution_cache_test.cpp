@@ -1,0 +1,188 @@
+// The execution cache (engine/execution_cache.hpp): a run the engine
+// committed is not read back from the store for its next transition, and
+// every way the store can come to hold another version than the cache
+// drops the entry: a commit answered in doubt, a write the engine did not
+// make (caught by the version check, the op run again on the stored
+// state), and shards changing hands in a cluster. Each test's stale read
+// shows in describe, which answers from the cache too.
+#include "gated_store.hpp"
+
+namespace reprise::engine {
+namespace {
+
+// One shard, served or not as the test says; the engine hears every change
+// as the store's lease thread would tell it.
+class CacheTestShards : public ShardOwnership {
+ public:
+  int shard_count() const override { return 1; }
+  bool serves(int64_t) const override { return serving_; }
+  std::string owner_of(int64_t) const override { return serving_ ? "this node" : "another node"; }
+  std::string owner_address(int64_t) const override { return ""; }
+  std::vector<std::string> peer_addresses() const override { return {}; }
+  std::string queue_owner_address(int64_t) const override { return ""; }
+  size_t live_nodes() const override { return 1; }
+  void listen(ShardListener listener) override {
+    listener_ = std::move(listener);
+    if (listener_.gained) listener_.gained(ShardSet{true});
+  }
+  void lose() {
+    serving_ = false;
+    listener_.lost(ShardSet{true});
+  }
+  void gain() {
+    serving_ = true;
+    listener_.gained(ShardSet{true});
+  }
+
+ private:
+  std::atomic<bool> serving_{true};
+  ShardListener listener_;
+};
+
+class ExecutionCacheTest : public GatedEngineTest {
+ protected:
+  // A second engine on the same database: the other writer.
+  std::unique_ptr<Engine> other_writer() {
+    EngineOptions options;
+    options.clock = &clock_;
+    options.poll_timeout = 300ms;
+    options.random_seed = 7;
+    auto engine = Engine::start(*store_, options);
+    EXPECT_TRUE(engine.is_ok()) << engine.status().to_string();
+    return engine.is_ok() ? std::move(engine).value() : nullptr;
+  }
+  static Status poke_through(Engine& engine, const std::string& workflow_id) {
+    v1::SignalWorkflowRequest s;
+    s.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    s.set_signal_name("poke");
+    std::promise<Result<v1::SignalWorkflowResponse>> done;
+    engine.signal_workflow(s, [&done](Result<v1::SignalWorkflowResponse> r) { done.set_value(std::move(r)); });
+    return done.get_future().get().status();
+  }
+  // The history length the store holds, read past every cache.
+  int64_t stored_length(const std::string& workflow_id) {
+    Result<CurrentRun> run = store_->get_current_run("default", workflow_id);
+    EXPECT_TRUE(run.is_ok()) << run.status().to_string();
+    if (!run) return -1;
+    Result<ExecutionRecord> record = store_->get_execution({"default", workflow_id, run->run_id});
+    EXPECT_TRUE(record.is_ok()) << record.status().to_string();
+    return record ? record->next_event_id - 1 : -1;
+  }
+};
+
+TEST_F(ExecutionCacheTest, TheNextTransitionOfARunTheEngineCommittedReadsNothingOfItFromTheStore) {
+  ASSERT_TRUE(start("cached").is_ok());
+  ASSERT_TRUE(poke("cached").is_ok());
+  const int reads = gate_->execution_reads();
+  const uint64_t hits = engine_->execution_cache_hits();
+  ASSERT_TRUE(poke("cached").is_ok());
+  ASSERT_TRUE(poke("cached").is_ok());
+  EXPECT_EQ(gate_->execution_reads(), reads) << "the signals read the run from the store";
+  EXPECT_GE(engine_->execution_cache_hits(), hits + 2);
+  ASSERT_TRUE(describe_length("cached").is_ok());
+  EXPECT_EQ(*describe_length("cached"), stored_length("cached"));
+
+  // With no room, every transition reads the store, as before the cache.
+  restart([](EngineOptions& o) { o.execution_cache_entries = 0; });
+  ASSERT_TRUE(poke("cached").is_ok());
+  const int uncached = gate_->execution_reads();
+  ASSERT_TRUE(poke("cached").is_ok());
+  EXPECT_EQ(gate_->execution_reads(), uncached + 1);
+}
+
+// The store made the commit and the engine heard "in doubt": the entry of
+// the version before must go, or describe (and the next op) would work on
+// a version the store no longer holds.
+TEST_F(ExecutionCacheTest, ACommitAnsweredInDoubtDropsTheEntryAndTheRunIsReadFromTheStore) {
+  ASSERT_TRUE(start("doubted").is_ok());
+  ASSERT_TRUE(poke("doubted").is_ok());
+  gate_->answer_next_commit_in_doubt_of("doubted");
+  Status lost = poke("doubted");
+  ASSERT_FALSE(lost.is_ok());
+  EXPECT_TRUE(lost.in_doubt()) << lost.to_string();
+  const int64_t stored = stored_length("doubted");
+  ASSERT_TRUE(describe_length("doubted").is_ok());
+  EXPECT_EQ(*describe_length("doubted"), stored) << "describe answered from a version the store no longer holds";
+  ASSERT_TRUE(poke("doubted").is_ok());
+  EXPECT_EQ(stored_length("doubted"), stored + 1);
+}
+
+// Another writer commits a version the engine did not make: the engine's
+// next op on its cached version fails the store's version check, and runs
+// again on what the store holds; the caller never sees the conflict.
+TEST_F(ExecutionCacheTest, AWriteTheEngineDidNotMakeFailsTheVersionCheckAndTheOpRunsAgainOnTheStoredState) {
+  ASSERT_TRUE(start("shared").is_ok());
+  ASSERT_TRUE(poke("shared").is_ok());
+  std::unique_ptr<Engine> other = other_writer();
+  ASSERT_NE(other, nullptr);
+  ASSERT_TRUE(poke_through(*other, "shared").is_ok());
+  other.reset();
+  const int64_t stored = stored_length("shared");
+  Status s = poke("shared");
+  EXPECT_TRUE(s.is_ok()) << "the op met the other writer's version: " << s.to_string();
+  EXPECT_EQ(stored_length("shared"), stored + 1);
+  ASSERT_TRUE(describe_length("shared").is_ok());
+  EXPECT_EQ(*describe_length("shared"), stored + 1);
+}
+
+class ExecutionCacheShardTest : public ExecutionCacheTest {
+ public:
+  void SetUp() override {
+    EngineTest::SetUp();
+    gate_ = std::make_unique<testing::GatedStore>(*store_);
+    gate_->set_ownership(&shards_);
+    engine_store_ = gate_.get();
+    restart();
+  }
+
+ protected:
+  CacheTestShards shards_;
+};
+
+// The shard moved away and its new node wrote the run: what this node
+// cached of it went when it lost the shard.
+TEST_F(ExecutionCacheShardTest, ANodeThatLosesAShardDropsItsEntries) {
+  ASSERT_TRUE(start("moved").is_ok());
+  ASSERT_TRUE(poke("moved").is_ok());
+  shards_.lose();
+  std::unique_ptr<Engine> new_owner = other_writer();
+  ASSERT_NE(new_owner, nullptr);
+  ASSERT_TRUE(poke_through(*new_owner, "moved").is_ok());
+  ASSERT_TRUE(describe_length("moved").is_ok());
+  EXPECT_EQ(*describe_length("moved"), stored_length("moved")) << "describe answered from before the move";
+}
+
+// A node that takes a shard (back) trusts nothing it cached of it before,
+// even if it never heard that it had lost it.
+TEST_F(ExecutionCacheShardTest, ANodeThatGainsAShardDropsWhatItHeldOfIt) {
+  ASSERT_TRUE(start("regained").is_ok());
+  ASSERT_TRUE(poke("regained").is_ok());
+  std::unique_ptr<Engine> other = other_writer();
+  ASSERT_NE(other, nullptr);
+  ASSERT_TRUE(poke_through(*other, "regained").is_ok());
+  shards_.gain();
+  ASSERT_TRUE(describe_length("regained").is_ok());
+  EXPECT_EQ(*describe_length("regained"), stored_length("regained")) << "describe answered from before the gain";
+}
+
+// A commit under way while the shard moves lands after the move's drop: it
+// must not put its version back (the new owner may have written since).
+TEST_F(ExecutionCacheShardTest, ACommitUnderWayWhileTheShardMovesPutsNothing) {
+  ASSERT_TRUE(start("racing").is_ok());
+  gate_->hold_next_commit_of("racing");
+  std::promise<Status> poked;
+  std::thread poker([this, &poked] { poked.set_value(poke("racing")); });
+  gate_->wait_until_held();
+  shards_.lose();
+  gate_->release();  // SQLite fences nothing: the commit goes through
+  EXPECT_TRUE(poked.get_future().get().is_ok());
+  poker.join();
+  std::unique_ptr<Engine> new_owner = other_writer();
+  ASSERT_NE(new_owner, nullptr);
+  ASSERT_TRUE(poke_through(*new_owner, "racing").is_ok());
+  ASSERT_TRUE(describe_length("racing").is_ok());
+  EXPECT_EQ(*describe_length("racing"), stored_length("racing")) << "the late commit put a version back";
+}
+
+}  // namespace
+}  // namespace reprise::engine
