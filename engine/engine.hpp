@@ -272,7 +272,8 @@ class Engine {
   // The store's counts of commits, syncs and checkpoints (GetStorageStats).
   StorageStats storage_stats() const { return store_.storage_stats(); }
 
-  // Looks for due timers now (tests that move a ManualClock call this).
+  // Looks for due timers now (tests that move a ManualClock call this; with
+  // an EngineRuntime, its driver whenever a timer may be due).
   void check_timers();
   // One retention pass now, over every run closed longer ago than its
   // namespace's retention period by the engine's clock; the sweeper thread
@@ -707,12 +708,6 @@ class Engine {
     std::optional<TimePoint> next;  // when the earliest row is due
   };
   TimerLook fire_due_timers();
-  // How long the loop sleeps after `look` unless asked to look again.
-  std::chrono::milliseconds timer_wait(const TimerLook& look) const;
-  // With an EngineRuntime the loop is stepped: a pass is a job on the
-  // executor, its sleep a deadline (timer_loop.cpp).
-  void post_timer_pass();
-  void stepped_timer_pass();
   // Blob garbage collection (blob_gc.cpp), on a thread of its own.
   void start_blob_gc();
   void stop_blob_gc();
@@ -792,10 +787,6 @@ class Engine {
   bool timer_check_requested_ = false;
   // When the sleeping timer loop looks next by itself; unset while it looks.
   std::optional<TimePoint> timer_loop_wakes_at_;
-  // The stepped loop (with an EngineRuntime): a pass is posted, or the
-  // deadline that ends its sleep.
-  bool timer_pass_posted_ = false;
-  std::optional<Deadlines::Id> timer_sleep_;
   bool stopping_ = false;
   std::thread timer_thread_;
 
