@@ -18,7 +18,10 @@
 //   - a commit that still meets another version than the entry's (a writer
 //     this node did not see) fails on the store's version check, which
 //     drops the entry, and the engine runs the operation again on the
-//     stored state.
+//     stored state; a row is dropped as stale only on the stored state.
+// A task hand-out held in memory commits nothing and so meets no version
+// check: there the cache relies on there being no other writer, which the
+// database lock (SQLite) and the shard leases (a cluster) ensure.
 // docs/engine.md, "The execution cache", says the same for operators.
 //
 // Bounded: at most `capacity` entries, the least recently used go first;
