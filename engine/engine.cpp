@@ -307,7 +307,14 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
 }
 
 Result<ExecutionRecord> Engine::read_execution(const ExecutionKey& key) {
-  if (std::optional<ExecutionRecord> cached = execution_cache_.find(key)) return std::move(*cached);
+  // The cache only while this node serves the run's shard: its lease can
+  // run out by its own clock before its lease thread drops the shard's
+  // entries (the thread stuck on the database), and the node that takes
+  // the shard then writes the run. Reads that are no transition (describe,
+  // a result wait, a query) reach here without the transition's check.
+  if (serves(key)) {
+    if (std::optional<ExecutionRecord> cached = execution_cache_.find(key)) return std::move(*cached);
+  }
   return store_.get_execution(key);
 }
 

@@ -33,6 +33,9 @@ class CacheTestShards : public ShardOwnership {
     serving_ = true;
     listener_.gained(ShardSet{true});
   }
+  // The lease ran out by the node's own clock, its lease thread yet to say
+  // so (stuck on the database).
+  void lose_unannounced() { serving_ = false; }
 
  private:
   std::atomic<bool> serving_{true};
@@ -150,6 +153,21 @@ TEST_F(ExecutionCacheShardTest, ANodeThatLosesAShardDropsItsEntries) {
   ASSERT_TRUE(poke_through(*new_owner, "moved").is_ok());
   ASSERT_TRUE(describe_length("moved").is_ok());
   EXPECT_EQ(*describe_length("moved"), stored_length("moved")) << "describe answered from before the move";
+}
+
+// The node's lease ran out by its own clock while its lease thread, stuck
+// on the database, has not yet dropped the shard's entries; the new node
+// wrote the run. A describe asked of this node reads the store.
+TEST_F(ExecutionCacheShardTest, ANodeWhoseLeaseRanOutUnannouncedReadsTheStore) {
+  ASSERT_TRUE(start("expired").is_ok());
+  ASSERT_TRUE(poke("expired").is_ok());
+  shards_.lose_unannounced();
+  std::unique_ptr<Engine> new_owner = other_writer();
+  ASSERT_NE(new_owner, nullptr);
+  ASSERT_TRUE(poke_through(*new_owner, "expired").is_ok());
+  ASSERT_TRUE(describe_length("expired").is_ok());
+  EXPECT_EQ(*describe_length("expired"), stored_length("expired"))
+      << "describe answered from the expired lease's cache";
 }
 
 // A node that takes a shard (back) trusts nothing it cached of it before,
