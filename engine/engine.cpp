@@ -59,7 +59,7 @@ Result<std::unique_ptr<Engine>> Engine::start(Store& store, EngineOptions option
                              }});
   }
   if (engine->options_.runtime != nullptr) {
-    engine->check_timers();  // the driver runs the rest of the background work
+    engine->check_timers();  // the stepped timer loop's first pass; the driver runs the rest
     return engine;
   }
   engine->timer_thread_ = std::thread([e = engine.get()] { e->timer_loop(); });

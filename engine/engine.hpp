@@ -151,6 +151,8 @@ struct EngineOptions {
   // (execution_cache.hpp), so the next transition of a run does not read
   // it back; the least recently used go first. Zero reads every one.
   size_t execution_cache_entries = 1024;
+  // And at most this much of their state (a state larger is not kept).
+  size_t execution_cache_bytes = 64 << 20;
   // In a cluster: how a transfer task reaches the node that serves its
   // target's shard (transfer_peers.hpp). nullptr: such a task is retried
   // until this node serves both shards.
@@ -272,8 +274,7 @@ class Engine {
   // The store's counts of commits, syncs and checkpoints (GetStorageStats).
   StorageStats storage_stats() const { return store_.storage_stats(); }
 
-  // Looks for due timers now (tests that move a ManualClock call this; with
-  // an EngineRuntime, its driver whenever a timer may be due).
+  // Looks for due timers now (tests that move a ManualClock call this).
   void check_timers();
   // One retention pass now, over every run closed longer ago than its
   // namespace's retention period by the engine's clock; the sweeper thread
@@ -708,6 +709,12 @@ class Engine {
     std::optional<TimePoint> next;  // when the earliest row is due
   };
   TimerLook fire_due_timers();
+  // How long the loop sleeps after `look` unless asked to look again.
+  std::chrono::milliseconds timer_wait(const TimerLook& look) const;
+  // With an EngineRuntime the loop is stepped: a pass is a job on the
+  // executor, its sleep a deadline (timer_loop.cpp).
+  void post_timer_pass();
+  void stepped_timer_pass();
   // Blob garbage collection (blob_gc.cpp), on a thread of its own.
   void start_blob_gc();
   void stop_blob_gc();
@@ -787,6 +794,10 @@ class Engine {
   bool timer_check_requested_ = false;
   // When the sleeping timer loop looks next by itself; unset while it looks.
   std::optional<TimePoint> timer_loop_wakes_at_;
+  // The stepped loop (with an EngineRuntime): a pass is posted, or the
+  // deadline that ends its sleep.
+  bool timer_pass_posted_ = false;
+  std::optional<Deadlines::Id> timer_sleep_;
   bool stopping_ = false;
   std::thread timer_thread_;
 

@@ -3,11 +3,11 @@
 // deadline and commit of the engine on one seeded scheduler.
 //
 // With a runtime the engine starts no thread of its own: its jobs go to
-// `executor`, `read_pool` and `upload_pool`, its deadlines to `deadlines`, and the work its
-// background threads do is the driver's to call as time passes:
-// Engine::check_timers() (which then posts one look at the timer table to
-// `executor`) whenever a timer may be due, Engine::sweep_retention() and
-// blob collection if the driver wants them. Without one (the default) the
+// `executor`, `read_pool` and `upload_pool`, its deadlines to `deadlines`.
+// The timer loop is stepped on them: each pass a job on `executor`, each
+// sleep a deadline, by the thread's own rule (timer_loop.cpp). The rest of
+// the background threads' work is the driver's to call as time passes:
+// Engine::sweep_retention() and blob collection if the driver wants them. Without one (the default) the
 // engine has its own pools, deadline thread, timer loop, retention sweeper
 // and blob collector.
 //

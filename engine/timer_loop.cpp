@@ -2,8 +2,9 @@
 // fires what is due (each as a transition of its execution) and moves back a
 // timer that keeps failing. It does nothing else, so a timer fires on time
 // whatever else the server is busy with (blob collection has its own thread).
-// With an EngineRuntime there is no loop: each look is a job on the driver's
-// executor, posted by check_timers().
+// With an EngineRuntime the same loop is stepped instead of run on a thread:
+// each pass is a job on the driver's executor and each sleep a deadline on
+// its clock, so a wake-up is skipped or taken by the rule production runs.
 #include "engine/engine.hpp"
 #include "engine/log.hpp"
 #include "engine/thread_name.hpp"
@@ -21,26 +22,20 @@ constexpr std::chrono::nanoseconds kMaxTimerPostpone = std::chrono::minutes(10);
 }  // namespace
 
 void Engine::check_timers() {
-  if (options_.runtime != nullptr) {
-    // No loop to wake: the driver's executor runs the look.
-    executor_.post([this] { fire_due_timers(); });
-    return;
-  }
   {
     std::lock_guard lock(timer_mu_);
     timer_check_requested_ = true;
   }
   timer_cv_.notify_all();
+  if (options_.runtime != nullptr) post_timer_pass();
 }
 
 void Engine::check_timers_due(TimePoint due) {
-  if (options_.runtime != nullptr) return check_timers();
   {
     std::lock_guard lock(timer_mu_);
     if (timer_loop_wakes_at_ && due >= *timer_loop_wakes_at_) return;
-    timer_check_requested_ = true;
   }
-  timer_cv_.notify_all();
+  check_timers();
 }
 
 Engine::TimerLook Engine::fire_due_timers() {
@@ -74,6 +69,18 @@ Engine::TimerLook Engine::fire_due_timers() {
   return look;
 }
 
+std::chrono::milliseconds Engine::timer_wait(const TimerLook& look) const {
+  // Until the next timer is due (rounded up: a sleep that ends before it
+  // would only look again), re-checking at least every second, since the
+  // clock may be moved by hand.
+  auto wait = std::chrono::milliseconds(1000);
+  if (look.next.has_value() && (!look.due_read || look.due == 0)) {
+    const auto until = std::chrono::ceil<std::chrono::milliseconds>(*look.next - clock_.now());
+    wait = std::clamp(until, std::chrono::milliseconds(0), wait);
+  }
+  return wait;
+}
+
 void Engine::timer_loop() {
   name_this_thread("timers");
   std::unique_lock lock(timer_mu_);
@@ -83,17 +90,39 @@ void Engine::timer_loop() {
     const TimerLook look = fire_due_timers();
     lock.lock();
     if (look.launched > 0) continue;
-    // Sleep until the next timer is due (re-checking at least every second,
-    // since the clock may be moved by hand) or until asked to look again.
-    auto wait = std::chrono::milliseconds(1000);
-    if (look.next.has_value() && (!look.due_read || look.due == 0)) {
-      const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(*look.next - clock_.now());
-      wait = std::clamp(until, std::chrono::milliseconds(0), wait);
-    }
+    // Sleep until the next timer is due or until asked to look again.
+    const std::chrono::milliseconds wait = timer_wait(look);
     timer_loop_wakes_at_ = clock_.now() + wait;
     timer_cv_.wait_for(lock, wait, [this] { return stopping_ || timer_check_requested_; });
     timer_loop_wakes_at_.reset();
   }
+}
+
+void Engine::post_timer_pass() {
+  std::lock_guard lock(timer_mu_);
+  if (timer_pass_posted_ || stopping_) return;  // the pass posted sees the request
+  timer_pass_posted_ = true;
+  // The loop wakes: its sleep ends, and it looks.
+  if (timer_sleep_) deadlines_.cancel(*timer_sleep_);
+  timer_sleep_.reset();
+  timer_loop_wakes_at_.reset();
+  executor_.post([this] { stepped_timer_pass(); });
+}
+
+void Engine::stepped_timer_pass() {
+  {
+    std::lock_guard lock(timer_mu_);
+    timer_pass_posted_ = false;
+    timer_check_requested_ = false;
+  }
+  // One pass of timer_loop() above.
+  const TimerLook look = fire_due_timers();
+  if (look.launched > 0) return post_timer_pass();
+  const std::chrono::milliseconds wait = timer_wait(look);
+  std::lock_guard lock(timer_mu_);
+  if (timer_pass_posted_ || stopping_) return;  // asked to look again meanwhile
+  timer_loop_wakes_at_ = clock_.now() + wait;
+  timer_sleep_ = deadlines_.schedule(deadlines_.now() + wait, [this] { post_timer_pass(); });
 }
 
 void Engine::fire(TimerRecord timer) {
@@ -143,10 +172,8 @@ void Engine::finish_timer(int64_t timer_id, bool look_again) {
   {
     std::lock_guard lock(timer_mu_);
     timers_in_flight_.erase(timer_id);
-    if (look_again) timer_check_requested_ = true;
   }
-  timer_cv_.notify_all();
-  if (look_again && options_.runtime != nullptr) check_timers();
+  if (look_again) check_timers();
 }
 
 }  // namespace reprise::engine

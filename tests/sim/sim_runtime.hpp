@@ -1,6 +1,7 @@
 // The engine's runtime in the simulator (engine/engine_runtime.hpp): its
 // executor, read pool and deadlines all post to the one Scheduler, and
-// deadlines are measured on its virtual clock. One SimRuntime per engine
+// deadlines are measured on its virtual clock (the engine's timer loop
+// sleeps on them, as its thread would). One SimRuntime per engine
 // incarnation: once the "process" crashes (kill()), nothing it queued runs.
 //
 // Thread safety: none; the simulator's thread only.

@@ -196,11 +196,6 @@ class Server {
     });
   }
 
-  // Timers become due as virtual time passes; the engine looks when told.
-  void tick() {
-    if (up()) engine_->check_timers();
-  }
-
   std::vector<std::string>& failures() { return failures_; }
 
  private:
