@@ -82,7 +82,7 @@ Engine::Engine(Store& store, EngineOptions options)
       upload_pool_(options_.runtime ? options_.runtime->upload_pool : *own_upload_pool_),
       matching_(deadlines_),
       serializer_(executor_),
-      execution_cache_(options_.execution_cache_entries),
+      execution_cache_(options_.execution_cache_entries, options_.execution_cache_bytes),
       admission_(options_.max_pending_requests),
       query_admission_(options_.max_pending_queries),
       claim_check_(store.blobs(), options_.claim_check),

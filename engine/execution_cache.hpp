@@ -24,8 +24,10 @@
 // database lock (SQLite) and the shard leases (a cluster) ensure.
 // docs/engine.md, "The execution cache", says the same for operators.
 //
-// Bounded: at most `capacity` entries, the least recently used go first;
-// a capacity of 0 keeps nothing (every read goes to the store).
+// Bounded: at most `capacity` entries and `max_bytes` of state, the least
+// recently used going first (a run's state holds its buffered signals and
+// heartbeat details, up to megabytes); a state larger than `max_bytes` is
+// not kept. A capacity of 0 keeps nothing (every read goes to the store).
 //
 // Thread safety: all methods may be called from any thread.
 #pragma once
@@ -42,7 +44,7 @@ namespace reprise::engine {
 
 class ExecutionCache {
  public:
-  explicit ExecutionCache(size_t capacity) : capacity_(capacity) {}
+  ExecutionCache(size_t capacity, size_t max_bytes) : capacity_(capacity), max_bytes_(max_bytes) {}
 
   // The record as this engine last committed it, if it is kept.
   std::optional<ExecutionRecord> find(const ExecutionKey& key) {
@@ -79,19 +81,21 @@ class ExecutionCache {
     } else if (it != entries_.end() && it->second.record.version == write.expected_version) {
       next_event_id = it->second.record.next_event_id;
     }
-    if (generation != generation_ || !next_event_id) {
+    if (generation != generation_ || !next_event_id || write.state.size() > max_bytes_) {
       if (it != entries_.end()) remove(it);
       return;
     }
     ExecutionRecord record{write.key, version, *next_event_id, write.status, write.state};
     if (it != entries_.end()) {
+      bytes_ -= it->second.record.state.size();
       it->second.record = std::move(record);
       lru_.splice(lru_.begin(), lru_, it->second.used);
-      return;
+    } else {
+      lru_.push_front(write.key);
+      entries_.emplace(write.key, Entry{std::move(record), lru_.begin()});
     }
-    lru_.push_front(write.key);
-    entries_.emplace(write.key, Entry{std::move(record), lru_.begin()});
-    if (entries_.size() > capacity_) remove(entries_.find(lru_.back()));
+    bytes_ += write.state.size();
+    while (entries_.size() > capacity_ || bytes_ > max_bytes_) remove(entries_.find(lru_.back()));
   }
 
   void erase(const ExecutionKey& key) {
@@ -116,6 +120,11 @@ class ExecutionCache {
     std::lock_guard lock(mu_);
     return entries_.size();
   }
+  // The bytes of state kept.
+  size_t bytes() const {
+    std::lock_guard lock(mu_);
+    return bytes_;
+  }
   // Reads answered from the cache, and those that went to the store.
   uint64_t hits() const {
     std::lock_guard lock(mu_);
@@ -134,14 +143,17 @@ class ExecutionCache {
   using Entries = std::map<ExecutionKey, Entry>;
 
   void remove(Entries::iterator it) {
+    bytes_ -= it->second.record.state.size();
     lru_.erase(it->second.used);
     entries_.erase(it);
   }
 
   const size_t capacity_;
+  const size_t max_bytes_;
   mutable std::mutex mu_;
   Entries entries_;
   std::list<ExecutionKey> lru_;  // most recently used first
+  size_t bytes_ = 0;             // of the entries' states
   uint64_t generation_ = 0;
   uint64_t hits_ = 0;
   uint64_t misses_ = 0;

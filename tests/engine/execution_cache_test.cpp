@@ -5,6 +5,7 @@
 // make (caught by the version check, the op run again on the stored
 // state), and shards changing hands in a cluster. Each test's stale read
 // shows in describe, which answers from the cache too.
+#include "engine/execution_cache.hpp"
 #include "gated_store.hpp"
 
 namespace reprise::engine {
@@ -200,6 +201,36 @@ TEST_F(ExecutionCacheShardTest, ACommitUnderWayWhileTheShardMovesPutsNothing) {
   ASSERT_TRUE(poke_through(*new_owner, "racing").is_ok());
   ASSERT_TRUE(describe_length("racing").is_ok());
   EXPECT_EQ(*describe_length("racing"), stored_length("racing")) << "the late commit put a version back";
+}
+
+// At most the cache's bytes of state are kept (a run's state carries its
+// buffered signals, up to megabytes): the least recently used go first,
+// and a state larger than the bound is not kept at all.
+TEST(ExecutionCacheBounds, TheStatesKeptStayWithinTheByteBound) {
+  ExecutionCache cache(100, 1000);
+  auto write = [](const std::string& id, size_t bytes) {
+    ExecutionWrite w;
+    w.key = {"default", id, "run"};
+    w.state = std::string(bytes, 'x');
+    return w;
+  };
+  auto kept = [&cache](const std::string& id) { return cache.find({"default", id, "run"}).has_value(); };
+  cache.committed(write("a", 400), 1, cache.generation());
+  cache.committed(write("b", 400), 1, cache.generation());
+  EXPECT_EQ(cache.bytes(), 800u);
+  EXPECT_TRUE(kept("a"));  // now the most recently used
+  cache.committed(write("c", 400), 1, cache.generation());
+  EXPECT_EQ(cache.bytes(), 800u);
+  EXPECT_TRUE(kept("a"));
+  EXPECT_FALSE(kept("b")) << "the least recently used was kept past the bound";
+  EXPECT_TRUE(kept("c"));
+  cache.committed(write("huge", 1001), 1, cache.generation());
+  EXPECT_FALSE(kept("huge"));
+  EXPECT_EQ(cache.bytes(), 800u);
+  cache.committed(write("a", 100), 2, cache.generation());  // a new version of a, smaller
+  EXPECT_EQ(cache.bytes(), 500u);
+  cache.erase({"default", "c", "run"});
+  EXPECT_EQ(cache.bytes(), 100u);
 }
 
 }  // namespace
