@@ -45,7 +45,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -115,15 +114,11 @@ std::unique_ptr<engine::testing::ChildProcess> start_server(const std::string& b
   args.insert(args.end(), extra_flags.begin(), extra_flags.end());
   auto p = std::make_unique<engine::testing::ChildProcess>(args);
   std::string line;
-  std::smatch m;
-  if (!p->read_line(line) || !std::regex_search(line, m, std::regex("listening on (\\S+)"))) {
+  if (!p->read_line(line) || (address = engine::testing::loopback_address_after(line, "listening on")).empty()) {
     std::fprintf(stderr, "sdk_driver: the server did not start\n");
     std::exit(1);
   }
-  address = m[1].str();
-  if (metrics_address != nullptr && std::regex_search(line, m, std::regex("metrics on (\\S+)"))) {
-    *metrics_address = m[1].str();
-  }
+  if (metrics_address != nullptr) *metrics_address = engine::testing::loopback_address_after(line, "metrics on");
   return p;
 }
 

@@ -283,9 +283,10 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
     commit(std::move(*t),
            [this, ms, answer, key, commits_held, from_cache, done, again = self.lock()](Result<CommitResult> r) {
              if (!r && r.status().code() == StatusCode::kAborted && from_cache && again) {
-               // The store holds another version than the cache did (the commit
-               // dropped the entry): the op runs again on the stored state.
-               log::warn("cached execution state was not the stored one; read again",
+               // Refused with nothing written, on a state read from the cache
+               // (which the failure dropped): the store may hold another
+               // version, so the op runs again on the stored state.
+               log::warn("a commit made on cached execution state was refused; running it again on the stored state",
                          {{"workflow_id", key.workflow_id}, {"run_id", key.run_id}, {"error", r.status().to_string()}});
                return (*again)(done, false);
              }

@@ -19,9 +19,7 @@ std::string shards_in(const ShardSet& shards) { return std::to_string(std::count
 
 Status Engine::gain_shards(const ShardSet& gained) {
   auto wanted = [this, &gained](const TaskRecord& task) {
-    if (shards_ == nullptr) return true;  // a node alone: every task
-    const int64_t shard = shards_->shard_of(task.execution);
-    return shard < static_cast<int64_t>(gained.size()) && gained[shard];
+    return shards_ == nullptr || in_shards(task.execution, gained);  // a node alone: every task
   };
   if (shards_ != nullptr && std::none_of(gained.begin(), gained.end(), [](bool b) { return b; })) return Status::ok();
   // What this node cached of them comes from before another node had them.

@@ -6,6 +6,7 @@
 // state), and shards changing hands in a cluster. Each test's stale read
 // shows in describe, which answers from the cache too.
 #include "engine/execution_cache.hpp"
+
 #include "gated_store.hpp"
 
 namespace reprise::engine {
@@ -63,6 +64,18 @@ class ExecutionCacheTest : public GatedEngineTest {
     engine.signal_workflow(s, [&done](Result<v1::SignalWorkflowResponse> r) { done.set_value(std::move(r)); });
     return done.get_future().get().status();
   }
+  // A second engine on the same database signals the run once.
+  void other_writer_pokes(const std::string& workflow_id) {
+    std::unique_ptr<Engine> other = other_writer();
+    ASSERT_NE(other, nullptr);
+    ASSERT_TRUE(poke_through(*other, workflow_id).is_ok());
+  }
+  // Describe answers the history length the store holds.
+  void expect_describe_matches_store(const std::string& workflow_id, const std::string& otherwise) {
+    Result<int64_t> described = describe_length(workflow_id);
+    ASSERT_TRUE(described.is_ok()) << described.status().to_string();
+    EXPECT_EQ(*described, stored_length(workflow_id)) << otherwise;
+  }
   // The history length the store holds, read past every cache.
   int64_t stored_length(const std::string& workflow_id) {
     Result<CurrentRun> run = store_->get_current_run("default", workflow_id);
@@ -117,10 +130,7 @@ TEST_F(ExecutionCacheTest, ACommitAnsweredInDoubtDropsTheEntryAndTheRunIsReadFro
 TEST_F(ExecutionCacheTest, AWriteTheEngineDidNotMakeFailsTheVersionCheckAndTheOpRunsAgainOnTheStoredState) {
   ASSERT_TRUE(start("shared").is_ok());
   ASSERT_TRUE(poke("shared").is_ok());
-  std::unique_ptr<Engine> other = other_writer();
-  ASSERT_NE(other, nullptr);
-  ASSERT_TRUE(poke_through(*other, "shared").is_ok());
-  other.reset();
+  other_writer_pokes("shared");
   const int64_t stored = stored_length("shared");
   Status s = poke("shared");
   EXPECT_TRUE(s.is_ok()) << "the op met the other writer's version: " << s.to_string();
@@ -149,11 +159,8 @@ TEST_F(ExecutionCacheShardTest, ANodeThatLosesAShardDropsItsEntries) {
   ASSERT_TRUE(start("moved").is_ok());
   ASSERT_TRUE(poke("moved").is_ok());
   shards_.lose();
-  std::unique_ptr<Engine> new_owner = other_writer();
-  ASSERT_NE(new_owner, nullptr);
-  ASSERT_TRUE(poke_through(*new_owner, "moved").is_ok());
-  ASSERT_TRUE(describe_length("moved").is_ok());
-  EXPECT_EQ(*describe_length("moved"), stored_length("moved")) << "describe answered from before the move";
+  other_writer_pokes("moved");
+  expect_describe_matches_store("moved", "describe answered from before the move");
 }
 
 // The node's lease ran out by its own clock while its lease thread, stuck
@@ -163,12 +170,8 @@ TEST_F(ExecutionCacheShardTest, ANodeWhoseLeaseRanOutUnannouncedReadsTheStore) {
   ASSERT_TRUE(start("expired").is_ok());
   ASSERT_TRUE(poke("expired").is_ok());
   shards_.lose_unannounced();
-  std::unique_ptr<Engine> new_owner = other_writer();
-  ASSERT_NE(new_owner, nullptr);
-  ASSERT_TRUE(poke_through(*new_owner, "expired").is_ok());
-  ASSERT_TRUE(describe_length("expired").is_ok());
-  EXPECT_EQ(*describe_length("expired"), stored_length("expired"))
-      << "describe answered from the expired lease's cache";
+  other_writer_pokes("expired");
+  expect_describe_matches_store("expired", "describe answered from the expired lease's cache");
 }
 
 // A node that takes a shard (back) trusts nothing it cached of it before,
@@ -176,12 +179,9 @@ TEST_F(ExecutionCacheShardTest, ANodeWhoseLeaseRanOutUnannouncedReadsTheStore) {
 TEST_F(ExecutionCacheShardTest, ANodeThatGainsAShardDropsWhatItHeldOfIt) {
   ASSERT_TRUE(start("regained").is_ok());
   ASSERT_TRUE(poke("regained").is_ok());
-  std::unique_ptr<Engine> other = other_writer();
-  ASSERT_NE(other, nullptr);
-  ASSERT_TRUE(poke_through(*other, "regained").is_ok());
+  other_writer_pokes("regained");
   shards_.gain();
-  ASSERT_TRUE(describe_length("regained").is_ok());
-  EXPECT_EQ(*describe_length("regained"), stored_length("regained")) << "describe answered from before the gain";
+  expect_describe_matches_store("regained", "describe answered from before the gain");
 }
 
 // A commit under way while the shard moves lands after the move's drop: it
@@ -196,11 +196,8 @@ TEST_F(ExecutionCacheShardTest, ACommitUnderWayWhileTheShardMovesPutsNothing) {
   gate_->release();  // SQLite fences nothing: the commit goes through
   EXPECT_TRUE(poked.get_future().get().is_ok());
   poker.join();
-  std::unique_ptr<Engine> new_owner = other_writer();
-  ASSERT_NE(new_owner, nullptr);
-  ASSERT_TRUE(poke_through(*new_owner, "racing").is_ok());
-  ASSERT_TRUE(describe_length("racing").is_ok());
-  EXPECT_EQ(*describe_length("racing"), stored_length("racing")) << "the late commit put a version back";
+  other_writer_pokes("racing");
+  expect_describe_matches_store("racing", "the late commit put a version back");
 }
 
 // At most the cache's bytes of state are kept (a run's state carries its

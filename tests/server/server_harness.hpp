@@ -9,7 +9,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <memory>
 
@@ -20,21 +19,8 @@
 namespace reprise {
 
 using engine::testing::ChildProcess;
+using engine::testing::loopback_address_after;
 using engine::testing::TempDir;
-
-// The "127.0.0.1:PORT" after `label` in the server's first line, or "". Not
-// std::regex: g++ 12 -O2 under ASan reports its automaton as maybe
-// uninitialized, which fails ./run test-asan with CI=true (-Werror).
-inline std::string loopback_address_after(const std::string& line, const std::string& label) {
-  const std::string prefix = label + " 127.0.0.1:";
-  const size_t at = line.find(prefix);
-  if (at == std::string::npos) return "";
-  size_t end = at + prefix.size();
-  while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
-  if (end == at + prefix.size()) return "";
-  const size_t address_at = at + label.size() + 1;
-  return line.substr(address_at, end - address_at);
-}
 
 class Server {
  public:
