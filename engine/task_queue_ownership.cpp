@@ -121,7 +121,7 @@ void Engine::push_to_owners(const std::vector<TaskRecord>& tasks, int attempt) {
     for (const TaskRecord& task : batch) *request.add_tasks() = queued_task(task);
     request.set_credential(cluster_credential());
     options_.task_queue_peers->add(
-        address, request, [this, address, batch = std::move(batch), attempt](Status added) mutable {
+        address, request, [this, address = address, batch = std::move(batch), attempt](Status added) mutable {
           if (added) return;
           if (attempt == 1) {
             log::warn("tasks not handed to their queue's owner; retrying",
