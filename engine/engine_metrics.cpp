@@ -80,18 +80,21 @@ void EngineMetrics::committed(const RunChanges& changes) const {
   }
 }
 
-void EngineMetrics::task_started(const internal::ExecutionState& state, TaskKind kind,
-                                 const internal::TaskPayload& payload) const {
-  if (!on_) return;
-  std::chrono::nanoseconds waited{0};
+EngineMetrics::TaskStart EngineMetrics::task_start(const internal::ExecutionState& state, TaskKind kind,
+                                                   const internal::TaskPayload& payload) const {
+  TaskStart start{kind == TaskKind::kWorkflowTask ? "workflow" : "activity", payload.sticky()};
   if (kind == TaskKind::kWorkflowTask) {
-    waited = to_time(state.workflow_task().started_time()) - to_time(state.workflow_task().scheduled_time());
+    start.waited = to_time(state.workflow_task().started_time()) - to_time(state.workflow_task().scheduled_time());
   } else if (auto a = state.activities().find(payload.scheduled_event_id()); a != state.activities().end()) {
-    waited = to_time(a->second.started_time()) - to_time(a->second.attempt_scheduled_time());
+    start.waited = to_time(a->second.started_time()) - to_time(a->second.attempt_scheduled_time());
   }
-  const std::string_view type = kind == TaskKind::kWorkflowTask ? "workflow" : "activity";
-  schedule_to_start_.with({type, payload.sticky() ? "true" : "false"}).observe(waited);
-  if (payload.sticky()) sticky_hits_.with({"hit"}).inc();
+  return start;
+}
+
+void EngineMetrics::task_started(const TaskStart& start) const {
+  if (!on_) return;
+  schedule_to_start_.with({start.type, start.sticky ? "true" : "false"}).observe(start.waited);
+  if (start.sticky) sticky_hits_.with({"hit"}).inc();
 }
 
 void EngineMetrics::timers_due(int64_t n) const {

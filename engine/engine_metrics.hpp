@@ -35,9 +35,19 @@ class EngineMetrics {
   // Counts them once their transition has committed.
   void committed(const RunChanges& changes) const;
 
-  // A poll started the task `payload` of `kind` in `state` (just now, not
-  // yet committed): its schedule-to-start latency, and a sticky hit.
-  void task_started(const internal::ExecutionState& state, TaskKind kind, const internal::TaskPayload& payload) const;
+  // A poll started the task `payload` of `kind` in `state`: what to count
+  // of it (its schedule-to-start latency, a sticky hit), taken from the
+  // transition and counted once the task is handed out, so that a
+  // transition run again (the cache met another version) or refused counts
+  // nothing twice.
+  struct TaskStart {
+    std::string_view type;  // "workflow" or "activity"
+    bool sticky = false;
+    std::chrono::nanoseconds waited{0};
+  };
+  TaskStart task_start(const internal::ExecutionState& state, TaskKind kind,
+                       const internal::TaskPayload& payload) const;
+  void task_started(const TaskStart& start) const;
   // The timer loop found `n` timers due.
   void timers_due(int64_t n) const;
   // A durable timer of `kind` (internal::TimerTask::Kind) applied, `lag`

@@ -141,8 +141,9 @@ void Engine::start_task(TaskRecord matched, const PollSpec& spec, Reply<Response
   if constexpr (std::is_same_v<Response, v1::PollWorkflowTaskResponse>) {
     if (payload.query_id() != 0) return start_query_task(*task, payload, spec.page_events, reply, again);
   }
-  // The task's outcome: the response to hand out, or none for a stale row.
-  using Started = std::optional<Response>;
+  // The task's outcome: the response to hand out and what the metrics
+  // count of it, or none for a stale row.
+  using Started = std::optional<std::pair<Response, EngineMetrics::TaskStart>>;
   transition(
       task->execution,
       [=, this](MutableState& ms) -> Result<Started> {
@@ -150,8 +151,7 @@ void Engine::start_task(TaskRecord matched, const PollSpec& spec, Reply<Response
         Result<Applied> applied = start(ms, payload, spec.identity, response);
         if (!applied) return applied.status();
         if (*applied == Applied::kStale) return Started();
-        metrics_.task_started(ms.state(), task->kind, payload);
-        return Started(std::move(response));
+        return Started(std::in_place, std::move(response), metrics_.task_start(ms.state(), task->kind, payload));
       },
       [id = task->task_id](Transition& t) {
         if (id > 0) t.remove_tasks.push_back(id);  // memory-only tasks have no row
@@ -163,7 +163,8 @@ void Engine::start_task(TaskRecord matched, const PollSpec& spec, Reply<Response
         }
         // A stale row (or a vanished execution) was dropped: wait for the next.
         if (!started || !started->has_value()) return again();
-        Response& response = **started;
+        auto& [response, counted] = **started;
+        metrics_.task_started(counted);
         if (Status s = fill(*task, payload, response); !s) return reply(s);
         reply(std::move(response));
       },

@@ -139,6 +139,25 @@ TEST_F(ExecutionCacheTest, AWriteTheEngineDidNotMakeFailsTheVersionCheckAndTheOp
   EXPECT_EQ(*describe_length("shared"), stored + 1);
 }
 
+// A task start committed on a cached version another writer has replaced
+// runs again on the stored one: the task is handed out, and counted, once.
+TEST_F(ExecutionCacheTest, ATaskStartRunAgainOnTheStoredVersionIsCountedOnce) {
+  metrics::Registry registry;
+  restart([&registry](EngineOptions& o) {
+    o.metrics = &registry;
+    o.max_held_start = 0ms;  // every start commits, and so meets the version check
+  });
+  ASSERT_TRUE(start("counted").is_ok());
+  other_writer_pokes("counted");
+  ASSERT_FALSE(poll_workflow().task_token().empty());
+  const std::string page = registry.scrape();
+  const std::string series = "task_schedule_to_start_latency_seconds_count{task_type=\"workflow\",sticky=\"false\"} ";
+  const size_t at = page.find(series);
+  ASSERT_NE(at, std::string::npos) << page;
+  EXPECT_EQ(std::strtod(page.c_str() + at + series.size(), nullptr), 1)
+      << "the start was counted by each run of its transition";
+}
+
 class ExecutionCacheShardTest : public ExecutionCacheTest {
  public:
   void SetUp() override {
