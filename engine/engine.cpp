@@ -228,7 +228,7 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
     ms->set_started_event_source([this, key]() -> Result<v1::WorkflowExecutionStartedEventAttributes> {
       v1::History first;
       int64_t next_event_id = 0;
-      REPRISE_RETURN_IF_ERROR(fill_history(key, 1, 1, first, next_event_id));
+      REPRISE_RETURN_IF_ERROR(fill_history(key, 1, 1, first, next_event_id, 1));
       if (first.events_size() == 0 || !first.events(0).has_workflow_execution_started()) {
         return Status::data_loss("history of " + key.to_string() + " does not begin with WorkflowExecutionStarted");
       }
@@ -319,6 +319,14 @@ Result<ExecutionRecord> Engine::read_execution(const ExecutionKey& key) {
   return store_.get_execution(key);
 }
 
+Result<std::vector<HistoryBatch>> Engine::read_history(const ExecutionKey& key, int64_t from_event_id, int max_batches,
+                                                       int64_t known_last) {
+  if (serves(key)) {
+    if (auto cached = execution_cache_.history(key, from_event_id, max_batches, known_last)) return std::move(*cached);
+  }
+  return store_.read_history(key, from_event_id, max_batches);
+}
+
 void Engine::hold_started(MutableState&& ms, std::optional<HeldStarts::Entry> held, RowRemoval& extra,
                           std::optional<TaskRecord> taken) {
   const ExecutionKey key = ms.key();
@@ -366,13 +374,16 @@ void Engine::commit(Transition t, std::function<void(Result<CommitResult>)> then
   std::vector<ExecutionKey> changed;
   for (const auto& w : t.executions) changed.push_back(w.key);
   EngineMetrics::RunChanges runs = metrics_.run_changes(t);
-  // What the cache keeps of the writes once they are committed (their
-  // events stay out of it: only where they end matters).
+  // What the cache keeps of the writes once they are committed (a batch
+  // larger than the history it keeps per run only says where it ends).
   std::vector<ExecutionWrite> writes;
   writes.reserve(t.executions.size());
   for (const ExecutionWrite& w : t.executions) {
     ExecutionWrite& kept = writes.emplace_back(ExecutionWrite{w.key, w.expected_version, w.status, w.state, {}});
-    if (w.events) kept.events = HistoryBatch{w.events->first_event_id, w.events->last_event_id, {}};
+    if (w.events) {
+      kept.events = HistoryBatch{w.events->first_event_id, w.events->last_event_id, {}};
+      if (w.events->data.size() <= ExecutionCache::kRecentHistoryBytes) kept.events->data = w.events->data;
+    }
   }
   for (const ExecutionKey& key : t.delete_executions) execution_cache_.erase(key);
   std::vector<ExecutionKey> deleted = t.delete_executions;

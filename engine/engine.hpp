@@ -284,9 +284,8 @@ class Engine {
   // Executions with task starts held in memory, not yet committed (a
   // gauge; held_starts.hpp).
   size_t held_starts() const { return held_starts_.size(); }
-  // Execution reads the cache answered, and those that went to the store.
-  uint64_t execution_cache_hits() const { return execution_cache_.hits(); }
-  uint64_t execution_cache_misses() const { return execution_cache_.misses(); }
+  // What the execution cache holds, its hits and misses (for /metrics).
+  ExecutionCache::Stats execution_cache_stats() const { return execution_cache_.stats(); }
   // Tasks queued for workers and not yet handed out (time skipping waits
   // for none before it moves a ManualClock).
   size_t queued_tasks() const { return matching_.total_backlog(); }
@@ -383,6 +382,11 @@ class Engine {
   // The execution's record: from the cache when this engine committed it
   // last, else from the store.
   Result<ExecutionRecord> read_execution(const ExecutionKey& key);
+  // Store::read_history, answered from the execution cache where it
+  // holds the batches asked for (on the same terms as read_execution;
+  // `known_last` as ExecutionCache::history takes it).
+  Result<std::vector<HistoryBatch>> read_history(const ExecutionKey& key, int64_t from_event_id, int max_batches,
+                                                 int64_t known_last);
   // Commits the change held for `key`, if any (the timer loop, when due).
   void flush_held(const ExecutionKey& key);
   void run_transition_named(const std::string& namespace_id, const v1::WorkflowExecution& execution, StatusOp op,
@@ -541,8 +545,12 @@ class Engine {
   void on_task_token(const std::string& token, bool claim_checks,
                      std::function<Result<T>(MutableState&, const internal::TaskToken&)> op,
                      std::function<Result<Response>(T)> respond, Reply<Response> reply);
+  // Up to `max_events` events from `first_event_id` on into `out`;
+  // `next_event_id` is set past the last. The caller knows the events up
+  // to `known_last` are stored (0: none), so a cache a commit behind
+  // cannot make the history look shorter (ExecutionCache::history).
   Status fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
-                      int64_t& next_event_id);
+                      int64_t& next_event_id, int64_t known_last);
   // The first page of a started workflow task's history (from its
   // previous task on for a sticky one), read once it is committed.
   Status fill_workflow_task(const ExecutionKey& execution, bool sticky, int page_events,

@@ -24,7 +24,7 @@ void Engine::deliver_external(TaskRecord task, const internal::TransferTask& tra
 
   v1::History initiated_event;
   int64_t next = 0;
-  if (Status s = fill_history(task.execution, initiated, 1, initiated_event, next); !s) return retry(s);
+  if (Status s = fill_history(task.execution, initiated, 1, initiated_event, next, initiated); !s) return retry(s);
   if (initiated_event.events_size() != 1) return drop_task(task.task_id);  // the sender's history is gone
   const v1::HistoryEvent& e = initiated_event.events(0);
   const bool cancel = transfer.kind() == internal::TransferTask::KIND_CANCEL_EXTERNAL;

@@ -23,11 +23,11 @@ std::string encode_page(int64_t next_event_id) {
 }  // namespace
 
 Status Engine::fill_history(const ExecutionKey& key, int64_t first_event_id, int max_events, v1::History& out,
-                            int64_t& next_event_id) {
+                            int64_t& next_event_id, int64_t known_last) {
   thread_local history::EventBatchCodec codec;  // every poll reads history: keep the zstd contexts
   next_event_id = first_event_id;
   while (out.events_size() < max_events) {
-    Result<std::vector<HistoryBatch>> batches = store_.read_history(key, next_event_id, 16);
+    Result<std::vector<HistoryBatch>> batches = read_history(key, next_event_id, 16, known_last);
     if (!batches) return batches.status();
     if (batches->empty()) break;
     for (const HistoryBatch& b : *batches) {
@@ -54,7 +54,7 @@ Status Engine::task_history_page(const ExecutionKey& key, internal::HistoryPageT
   if (next <= last) {
     const int wanted = static_cast<int>(std::min<int64_t>(max_events, last - next + 1));
     const int before = out.events_size();
-    REPRISE_RETURN_IF_ERROR(fill_history(key, next, wanted, out, next));
+    REPRISE_RETURN_IF_ERROR(fill_history(key, next, wanted, out, next, last));
     if (out.events_size() - before < wanted) {
       return Status::not_found("the history of " + key.to_string() + " ends before event " + std::to_string(last) +
                                ", the last of the task's: the run was deleted");
@@ -166,7 +166,9 @@ void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Rep
     if (request.close_event_only()) {
       if (closed) next = record->next_event_id - 1;
       if (closed || !request.wait_new_event()) {
-        if (Status s = fill_history(key, next, 1, *out.mutable_history(), next); !s) return done(s);
+        if (Status s = fill_history(key, next, 1, *out.mutable_history(), next, record->next_event_id - 1); !s) {
+          return done(s);
+        }
         if (!closed) out.clear_history();
         if (request.follow_runs() && request.wait_new_event() && out.history().events_size() == 1) {
           if (std::string next_run = history::next_run_named_by(out.history().events(0)); !next_run.empty()) {
@@ -178,7 +180,10 @@ void Engine::history_blocking(std::string ns, v1::GetHistoryRequest request, Rep
         return done(out);
       }
     } else {
-      if (Status s = fill_history(key, first, max_events, *out.mutable_history(), next); !s) return done(s);
+      if (Status s = fill_history(key, first, max_events, *out.mutable_history(), next, record->next_event_id - 1);
+          !s) {
+        return done(s);
+      }
       const bool more = next < record->next_event_id;
       if (out.history().events_size() > 0 || closed || !request.wait_new_event()) {
         if (more) out.set_next_page_token(encode_page(next));

@@ -48,7 +48,9 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
     case K::KIND_START_CHILD: {
       v1::History initiated;
       int64_t next = 0;
-      if (Status s = fill_history(task.execution, transfer.initiated_event_id(), 1, initiated, next); !s) {
+      if (Status s = fill_history(task.execution, transfer.initiated_event_id(), 1, initiated, next,
+                                  transfer.initiated_event_id());
+          !s) {
         return retry(s);
       }
       if (initiated.events_size() != 1 || !initiated.events(0).has_start_child_workflow_execution_initiated()) {
@@ -86,7 +88,8 @@ void Engine::run_transfer(TaskRecord task, int attempt) {
       }
       v1::History last;
       int64_t next = 0;
-      if (Status s = fill_history(child, record->next_event_id - 1, 1, last, next); !s) return retry(s);
+      if (Status s = fill_history(child, record->next_event_id - 1, 1, last, next, record->next_event_id - 1); !s)
+        return retry(s);
       if (last.events_size() != 1) return retry(Status::data_loss("the child's close event is missing"));
       if (remote_target(parent)) {
         internal::RemoteTransfer request = remote_request(task, transfer);

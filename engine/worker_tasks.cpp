@@ -105,7 +105,8 @@ Engine::FillTask<v1::PollActivityTaskResponse> Engine::activity_task_fill() {
     // The input lives in the scheduled event, not in the state: read it.
     v1::History scheduled;
     int64_t next = 0;
-    REPRISE_RETURN_IF_ERROR(fill_history(task.execution, payload.scheduled_event_id(), 1, scheduled, next));
+    REPRISE_RETURN_IF_ERROR(
+        fill_history(task.execution, payload.scheduled_event_id(), 1, scheduled, next, payload.scheduled_event_id()));
     if (scheduled.events_size() == 1) *out.mutable_input() = scheduled.events(0).activity_task_scheduled().input();
     return Status::ok();
   };

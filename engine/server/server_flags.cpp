@@ -202,6 +202,11 @@ void add_server_flags(CLI::App& app, ServerFlags& f) {
          "it, and the query ends DEADLINE_EXCEEDED")
       ->check(command_line::whole_number(0))
       ->type_name("N");
+  count("--execution-cache-entries", f.engine.execution_cache_entries,
+        "Workflow runs whose state and recent history are kept in memory after a commit, so their next transition "
+        "and reads do not go to the database (0 keeps none)");
+  count("--execution-cache-bytes", f.engine.execution_cache_bytes,
+        "The most bytes of state and history those runs keep, the least recently used going first");
   count("--claim-check-threshold-bytes", f.engine.claim_check.threshold,
         "Payloads larger than this are stored once as blobs and referenced by hash");
   count("--blob-limit-bytes", f.engine.claim_check.blob_limit, "The largest blob the server accepts");

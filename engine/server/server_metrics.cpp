@@ -58,6 +58,17 @@ void add_server_metrics(metrics::Registry& r, Engine& engine, BlobStore& blobs, 
   metrics::GaugeFamily file_bytes =
       r.gauges("persistence_file_size_bytes", "Size of the database's files, by file (database, wal).", {"file"});
 
+  metrics::Gauge cache_entries =
+      r.gauges("execution_cache_entries", "Execution records kept in memory (EngineOptions::execution_cache_entries).")
+          .with();
+  metrics::Gauge cache_bytes =
+      r.gauges("execution_cache_bytes", "Bytes of state and history those records keep.").with();
+  metrics::CounterFamily cache_reads =
+      r.counters("execution_cache_reads_total",
+                 "Reads of an execution's record (state) or recent history (history), by whether the cache answered "
+                 "(hit) or the store did (miss).",
+                 {"read", "result"});
+
   metrics::Gauge blob_count =
       r.gauges("persistence_blobs", "Claim-check blobs stored (complete uploads), referenced or not yet collected.")
           .with();
@@ -89,6 +100,13 @@ void add_server_metrics(metrics::Registry& r, Engine& engine, BlobStore& blobs, 
     checkpoints.with({"failed"}).set_total(s.checkpoints.failed);
     file_bytes.with({"database"}).set(static_cast<double>(file_size(db_path)));
     file_bytes.with({"wal"}).set(static_cast<double>(file_size(db_path + "-wal")));
+    const ExecutionCache::Stats cache = engine.execution_cache_stats();
+    cache_entries.set(static_cast<double>(cache.entries));
+    cache_bytes.set(static_cast<double>(cache.bytes));
+    cache_reads.with({"state", "hit"}).set_total(cache.hits);
+    cache_reads.with({"state", "miss"}).set_total(cache.misses);
+    cache_reads.with({"history", "hit"}).set_total(cache.history_hits);
+    cache_reads.with({"history", "miss"}).set_total(cache.history_misses);
     if (Result<BlobTotals> stored = blobs.totals()) {
       blob_count.set(static_cast<double>(stored->blobs));
       blob_bytes.set(static_cast<double>(stored->bytes));

@@ -91,11 +91,11 @@ TEST_F(ExecutionCacheTest, TheNextTransitionOfARunTheEngineCommittedReadsNothing
   ASSERT_TRUE(start("cached").is_ok());
   ASSERT_TRUE(poke("cached").is_ok());
   const int reads = gate_->execution_reads();
-  const uint64_t hits = engine_->execution_cache_hits();
+  const uint64_t hits = engine_->execution_cache_stats().hits;
   ASSERT_TRUE(poke("cached").is_ok());
   ASSERT_TRUE(poke("cached").is_ok());
   EXPECT_EQ(gate_->execution_reads(), reads) << "the signals read the run from the store";
-  EXPECT_GE(engine_->execution_cache_hits(), hits + 2);
+  EXPECT_GE(engine_->execution_cache_stats().hits, hits + 2);
   ASSERT_TRUE(describe_length("cached").is_ok());
   EXPECT_EQ(*describe_length("cached"), stored_length("cached"));
 
@@ -156,6 +156,34 @@ TEST_F(ExecutionCacheTest, ATaskStartRunAgainOnTheStoredVersionIsCountedOnce) {
   ASSERT_NE(at, std::string::npos) << page;
   EXPECT_EQ(std::strtod(page.c_str() + at + series.size(), nullptr), 1)
       << "the start was counted by each run of its transition";
+}
+
+// The history a hello workflow's tasks and its result wait read was
+// committed by this engine just before: all of it comes from the cache,
+// and it is the history the store holds.
+TEST_F(ExecutionCacheTest, AHelloWorkflowReadsNoneOfItsHistoryFromTheStore) {
+  auto full_history = [this](const std::string& workflow_id) {
+    v1::GetHistoryRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    auto h = call(&Engine::get_history, r);
+    EXPECT_TRUE(h.is_ok()) << h.status().to_string();
+    return h.is_ok() ? h->history().SerializeAsString() : std::string();
+  };
+  const int before = gate_->history_reads();
+  ASSERT_TRUE(start("from-memory").is_ok());
+  run_hello_worker_from(poll_workflow());
+  EXPECT_EQ(wait_for_close("from-memory").workflow_execution_completed().result().payloads(0).data(), "Hello, world!");
+  const std::string served = full_history("from-memory");
+  EXPECT_EQ(gate_->history_reads(), before) << "a history read went to the store";
+  EXPECT_GE(engine_->execution_cache_stats().history_hits, 4u);
+
+  // Without the cache the same reads go to the store, and find the same history.
+  restart([](EngineOptions& o) { o.execution_cache_entries = 0; });
+  EXPECT_EQ(full_history("from-memory"), served) << "the cache served another history than the store holds";
+  ASSERT_TRUE(start("from-store").is_ok());
+  run_hello_worker_from(poll_workflow());
+  wait_for_close("from-store");
+  EXPECT_GE(gate_->history_reads(), before + 4);
 }
 
 class ExecutionCacheShardTest : public ExecutionCacheTest {
@@ -233,20 +261,98 @@ TEST(ExecutionCacheBounds, TheStatesKeptStayWithinTheByteBound) {
   auto kept = [&cache](const std::string& id) { return cache.find({"default", id, "run"}).has_value(); };
   cache.committed(write("a", 400), 1, cache.generation());
   cache.committed(write("b", 400), 1, cache.generation());
-  EXPECT_EQ(cache.bytes(), 800u);
+  EXPECT_EQ(cache.stats().bytes, 800u);
   EXPECT_TRUE(kept("a"));  // now the most recently used
   cache.committed(write("c", 400), 1, cache.generation());
-  EXPECT_EQ(cache.bytes(), 800u);
+  EXPECT_EQ(cache.stats().bytes, 800u);
   EXPECT_TRUE(kept("a"));
   EXPECT_FALSE(kept("b")) << "the least recently used was kept past the bound";
   EXPECT_TRUE(kept("c"));
   cache.committed(write("huge", 1001), 1, cache.generation());
   EXPECT_FALSE(kept("huge"));
-  EXPECT_EQ(cache.bytes(), 800u);
+  EXPECT_EQ(cache.stats().bytes, 800u);
   cache.committed(write("a", 100), 2, cache.generation());  // a new version of a, smaller
-  EXPECT_EQ(cache.bytes(), 500u);
+  EXPECT_EQ(cache.stats().bytes, 500u);
   cache.erase({"default", "c", "run"});
-  EXPECT_EQ(cache.bytes(), 100u);
+  EXPECT_EQ(cache.stats().bytes, 100u);
+}
+
+}  // namespace
+}  // namespace reprise::engine
+
+namespace reprise::engine {
+namespace {
+
+ExecutionWrite history_write(int64_t expected_version, int64_t first, int64_t last, std::string data) {
+  ExecutionWrite w;
+  w.key = {"default", "wf", "run"};
+  w.expected_version = expected_version;
+  w.state = "s";
+  w.events = HistoryBatch{first, last, std::move(data)};
+  return w;
+}
+
+std::vector<int64_t> firsts(const std::optional<std::vector<HistoryBatch>>& batches) {
+  std::vector<int64_t> out;
+  for (const HistoryBatch& b : batches.value_or(std::vector<HistoryBatch>{})) out.push_back(b.first_event_id);
+  return out;
+}
+
+// The history kept with an entry is contiguous up to the run's last event:
+// asked from an event it holds it answers (an empty answer past the end),
+// from before it, or after a gap or a batch it was not given, it sends the
+// reader to the store.
+TEST(ExecutionCacheHistory, AnswersOnlyFromAnUnbrokenRunOfBatchesEndingAtTheLastEvent) {
+  const ExecutionKey key{"default", "wf", "run"};
+  ExecutionCache cache(10, 1 << 20);
+  cache.committed(history_write(0, 1, 2, "ab"), 1, cache.generation());
+  cache.committed(history_write(1, 3, 5, "cde"), 2, cache.generation());
+  EXPECT_EQ(firsts(cache.history(key, 1, 16, 0)), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(firsts(cache.history(key, 4, 16, 0)), (std::vector<int64_t>{3}));
+  EXPECT_EQ(firsts(cache.history(key, 1, 1, 0)), (std::vector<int64_t>{1})) << "more batches than asked for";
+  ASSERT_TRUE(cache.history(key, 6, 16, 5).has_value()) << "past the end is known: nothing";
+  EXPECT_TRUE(cache.history(key, 6, 16, 5)->empty());
+  // The caller saw event 7 stored: the entry is a commit behind, and its
+  // end is no answer.
+  EXPECT_FALSE(cache.history(key, 6, 16, 7).has_value()) << "claimed an end before an event known to be stored";
+  EXPECT_EQ(firsts(cache.history(key, 4, 16, 7)), (std::vector<int64_t>{3})) << "what it holds is still true";
+  EXPECT_EQ(cache.stats().bytes, 1u + 2 + 3);
+
+  ExecutionWrite no_events = history_write(2, 0, 0, "");
+  no_events.events.reset();
+  cache.committed(no_events, 3, cache.generation());
+  EXPECT_EQ(firsts(cache.history(key, 1, 16, 0)), (std::vector<int64_t>{1, 3})) << "a write without events keeps it";
+
+  // A version the entry does not continue (another writer's in between).
+  cache.committed(history_write(7, 20, 21, "uv"), 8, cache.generation());
+  EXPECT_FALSE(cache.history(key, 1, 16, 0).has_value()) << "answered across a gap";
+  EXPECT_EQ(firsts(cache.history(key, 20, 16, 0)), (std::vector<int64_t>{20}));
+
+  // A batch whose data the engine left out (too large to keep).
+  cache.committed(history_write(8, 22, 30, ""), 9, cache.generation());
+  EXPECT_FALSE(cache.history(key, 20, 16, 0).has_value()) << "answered with a batch it was not given";
+  EXPECT_FALSE(cache.history(key, 22, 16, 0).has_value());
+  EXPECT_EQ(cache.stats().bytes, 1u);
+}
+
+TEST(ExecutionCacheHistory, KeepsTheNewestBatchesWithinItsBoundPerRun) {
+  const ExecutionKey key{"default", "wf", "run"};
+  ExecutionCache cache(10, 1 << 20);
+  const std::string third(ExecutionCache::kRecentHistoryBytes / 3, 'x');
+  for (int64_t v = 0; v < 5; ++v) cache.committed(history_write(v, v * 10 + 1, v * 10 + 10, third), v + 1, 0);
+  EXPECT_FALSE(cache.history(key, 11, 16, 0).has_value()) << "kept more than kRecentHistoryBytes of history";
+  EXPECT_EQ(firsts(cache.history(key, 21, 16, 0)), (std::vector<int64_t>{21, 31, 41}));
+  EXPECT_EQ(cache.stats().bytes, 1 + 3 * third.size());
+  cache.erase(key);
+  EXPECT_EQ(cache.stats().bytes, 0u);
+
+  // A run whose state and history pass the cache's bound keeps its state.
+  ExecutionCache small(10, third.size() + 10);
+  small.committed(history_write(0, 1, 10, third), 1, 0);
+  small.committed(history_write(1, 11, 20, third), 2, 0);
+  EXPECT_TRUE(small.find(key).has_value()) << "the run's history pushed its own state out";
+  EXPECT_EQ(firsts(small.history(key, 11, 16, 0)), (std::vector<int64_t>{11}));
+  EXPECT_EQ(small.stats().bytes, 1 + third.size());
 }
 
 }  // namespace

@@ -67,6 +67,7 @@ class GatedStore : public Store {
   }
   // get_execution calls that reached the store.
   int execution_reads() const { return execution_reads_; }
+  int history_reads() const { return history_reads_; }
   // What ownership() answers, from the next engine start on (nullptr: a
   // node alone). Outlives the engine.
   void set_ownership(ShardOwnership* ownership) { ownership_ = ownership; }
@@ -133,6 +134,7 @@ class GatedStore : public Store {
   }
   Result<std::vector<HistoryBatch>> read_history(const ExecutionKey& key, int64_t from, int max) override {
     count();
+    ++history_reads_;
     {
       std::lock_guard lock(mu_);
       if (!failing_history_of_.empty() && key.workflow_id == failing_history_of_) {
@@ -239,6 +241,7 @@ class GatedStore : public Store {
   std::optional<std::pair<Transition, CommitCallback>> held_;
   std::string in_doubt_workflow_id_;
   std::atomic<int> execution_reads_{0};
+  std::atomic<int> history_reads_{0};
   ShardOwnership* ownership_ = nullptr;
   std::string failing_workflow_id_;
   std::string failing_history_of_;

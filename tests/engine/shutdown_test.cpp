@@ -11,6 +11,9 @@ class ShutdownTest : public GatedEngineTest {
 };
 
 TEST_F(ShutdownTest, ATransferRetryInFlightHoldsShutdownUntilItHasRun) {
+  // The retry reads the parent's history, which must reach the gate's slow
+  // reads: not from the execution cache, which keeps what this engine committed.
+  restart([](EngineOptions& o) { o.execution_cache_entries = 0; });
   // The child's start keeps failing on a transient read, so its transfer
   // task is retried after a pause, again and again.
   gate_->fail_current_run_of("kid");

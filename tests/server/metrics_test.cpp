@@ -133,6 +133,28 @@ TEST(ServerMetrics, CountsWorkflowsRequestsAndCommitsOfARealServer) {
   EXPECT_EQ(value_of(page, "persistence_blobs"), 1);
   EXPECT_EQ(value_of(page, "persistence_blob_bytes"), 5000);
   EXPECT_EQ(value_of(page, "service_requests_total{operation=\"PutPayload\"}"), 1);
+  // The runs this server committed are kept: their next steps and task histories read memory.
+  EXPECT_GT(value_of(page, "execution_cache_entries"), 0);
+  EXPECT_GT(value_of(page, "execution_cache_bytes"), 0);
+  EXPECT_GT(value_of(page, "execution_cache_reads_total{read=\"state\",result=\"hit\"}"), 0);
+  EXPECT_GT(value_of(page, "execution_cache_reads_total{read=\"history\",result=\"hit\"}"), 0);
+  EXPECT_EQ(server.terminate(), 0);
+}
+
+// --execution-cache-entries 0: nothing kept, every read goes to the database.
+TEST(ServerMetrics, AServerWithoutTheExecutionCacheReadsEverythingFromTheDatabase) {
+  TempDir dir;
+  Server server(dir.file("uncached.db"), {"--metrics-listen", "127.0.0.1:0", "--execution-cache-entries", "0"});
+  Stub& stub = server.stub();
+  v1::StartWorkflowResponse started;
+  ASSERT_TRUE(call(stub, &Stub::StartWorkflow, typed_start("c", "completes"), &started).ok());
+  ASSERT_TRUE(complete(stub, next_workflow_task(stub).task_token(), {finish("ok")}).ok());
+  const std::string answer = scrape_metrics(server.metrics_address());
+  const std::string page = answer.substr(answer.find("\r\n\r\n") + 3);
+  EXPECT_EQ(value_of(page, "execution_cache_entries"), 0) << page;
+  EXPECT_EQ(value_of(page, "execution_cache_reads_total{read=\"state\",result=\"hit\"}"), 0);
+  EXPECT_GT(value_of(page, "execution_cache_reads_total{read=\"state\",result=\"miss\"}"), 0);
+  EXPECT_GT(value_of(page, "execution_cache_reads_total{read=\"history\",result=\"miss\"}"), 0);
   EXPECT_EQ(server.terminate(), 0);
 }
 
