@@ -127,7 +127,7 @@ class ExecutionCache {
       next_event_id = it->second.record.next_event_id;
     }
     if (generation != generation_ || !next_event_id || write.state.size() > max_bytes_) {
-      if (it != entries_.end()) take(it);
+      if (it != entries_.end()) remove(it);
       return;
     }
     if (it == entries_.end()) {
@@ -156,12 +156,12 @@ class ExecutionCache {
       entry.recent.pop_front();
     }
     bytes_ += entry.bytes();
-    while (!lru_.empty() && (entries_.size() > capacity_ || bytes_ > max_bytes_)) take(entries_.find(lru_.back()));
+    while (!lru_.empty() && (entries_.size() > capacity_ || bytes_ > max_bytes_)) remove(entries_.find(lru_.back()));
   }
 
   void erase(const ExecutionKey& key) {
     std::lock_guard lock(mu_);
-    if (auto it = entries_.find(key); it != entries_.end()) take(it);
+    if (auto it = entries_.find(key); it != entries_.end()) remove(it);
   }
 
   // Drops the entries `pred` picks (the shards a node gained or lost) and
@@ -172,7 +172,7 @@ class ExecutionCache {
     ++generation_;
     for (auto it = entries_.begin(); it != entries_.end();) {
       auto next = std::next(it);
-      if (pred(it->first)) take(it);
+      if (pred(it->first)) remove(it);
       it = next;
     }
   }
@@ -214,11 +214,11 @@ class ExecutionCache {
   };
   using Entries = std::unordered_map<ExecutionKey, Entry, KeyHash>;
 
-  // Removes the entry, its bytes counted off, and hands it back.
-  Entry take(Entries::iterator it) {
+  // Removes the entry, its bytes counted off.
+  void remove(Entries::iterator it) {
     bytes_ -= it->second.bytes();
     lru_.erase(it->second.used);
-    return std::move(entries_.extract(it).mapped());
+    entries_.erase(it);
   }
 
   const size_t capacity_;
