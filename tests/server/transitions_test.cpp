@@ -184,7 +184,9 @@ TEST_F(Transitions, EachActivityTimeoutFires) {
   v1::Command attempt = activity("start-to-close", "stuck", 300);
   attempt.mutable_schedule_activity_task()->mutable_retry_policy()->set_maximum_attempts(1);
   v1::Command silent = activity("heartbeat", "silent", 10000);
-  *silent.mutable_schedule_activity_task()->mutable_heartbeat_timeout() = millis(300);
+  // Long enough that the heartbeat below, 200 ms and two calls after the
+  // start, reaches the server in time on a loaded machine.
+  *silent.mutable_schedule_activity_task()->mutable_heartbeat_timeout() = millis(1000);
   silent.mutable_schedule_activity_task()->mutable_retry_policy()->set_maximum_attempts(1);
   ASSERT_TRUE(client_.complete(client_.workflow_task().task_token(), {never_picked, overall, attempt, silent}).ok());
 
@@ -193,9 +195,16 @@ TEST_F(Transitions, EachActivityTimeoutFires) {
   auto beating = client_.activity_task("silent");
   std::this_thread::sleep_for(200ms);
   ASSERT_TRUE(client_.heartbeat(beating.task_token(), "alive").ok());  // then goes quiet
-  std::this_thread::sleep_for(1200ms);
 
-  const v1::History h = client_.history("timeouts-1");
+  // Until all four have timed out (each due within 1.2 s), however slow the
+  // machine. A timeout left unenforced still fails below: its activity times
+  // out another way (at its start-to-close timeout, 5 or 10 s) or not at all.
+  v1::History h;
+  const auto deadline = Clock::now() + 10s;
+  do {
+    std::this_thread::sleep_for(100ms);
+    h = client_.history("timeouts-1");
+  } while (events_of(h, v1::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT).size() < 4 && Clock::now() < deadline);
   std::map<std::string, v1::TimeoutType> timed_out;
   for (const auto* e : events_of(h, v1::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT)) {
     const auto& t = e->activity_task_timed_out();
