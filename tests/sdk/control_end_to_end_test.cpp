@@ -249,9 +249,11 @@ TEST(SdkControl, ABugBlocksTheWorkflowOnAFailedTaskThatDescribeShows) {
       << logged;
 }
 
+std::atomic<bool> long_job_running{false};
 std::atomic<bool> long_job_canceled{false};
 std::atomic<std::chrono::steady_clock::time_point> long_job_canceled_at{};
 std::string long_job(ActivityContext& ctx, int64_t) {
+  long_job_running = true;
   for (int i = 0; i < 1200; ++i) {
     ctx.heartbeat(i);
     if (ctx.cancel_requested()) {
@@ -270,6 +272,7 @@ Workflow<std::string> long_workflow(WorkflowContext& ctx) {
 inline constexpr WorkflowDef<&long_workflow> long_wf{"long_workflow"};
 
 TEST(SdkControl, StopGivesRunningActivitiesTheirGraceAndThenCancelsThem) {
+  long_job_running = false;
   long_job_canceled = false;
   TempDir dir;
   auto connection = Connection::embedded(dir.file("grace.db"));
@@ -279,8 +282,11 @@ TEST(SdkControl, StopGivesRunningActivitiesTheirGraceAndThenCancelsThem) {
   worker.start();
   Client client(connection);
   auto run = client.start(long_wf, {.id = "long", .task_queue = "grace"});
-  for (int i = 0; i < 200 && run.describe().pending_activities_size() == 0; ++i) std::this_thread::sleep_for(10ms);
-  std::this_thread::sleep_for(100ms);  // the activity is running
+  // The activity is running. (A pending activity is only scheduled: on a
+  // loaded machine it could still be on its way to the worker when a fixed
+  // pause ran out, and stop() would find none to cancel.)
+  for (int i = 0; i < 1000 && !long_job_running; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(long_job_running) << "the activity did not start within 10 s";
   const auto stopping = std::chrono::steady_clock::now();
   worker.stop();
   EXPECT_TRUE(long_job_canceled) << "the activity was told to stop once the grace ran out";

@@ -33,9 +33,11 @@ std::chrono::milliseconds time_to_stop(const std::shared_ptr<Connection>& connec
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin);
 }
 
+std::atomic<bool> busy_job_running{false};
 std::atomic<bool> busy_job_canceled{false};
 std::atomic<std::chrono::steady_clock::time_point> busy_job_canceled_at{};
 std::string busy_job(ActivityContext& ctx) {
+  busy_job_running = true;
   for (int i = 0; i < 1200 && !ctx.cancel_requested(); ++i) std::this_thread::sleep_for(25ms);
   busy_job_canceled_at = std::chrono::steady_clock::now();
   busy_job_canceled = ctx.cancel_requested();
@@ -69,6 +71,7 @@ TEST(WorkerStop, StopCancelsParkedPollsOnARemoteConnection) {
 // The activity poller waits for a free thread, not in a poll: stop() still
 // gives the running activity its grace, then cancels it.
 TEST(WorkerStop, StopWithEveryActivityThreadBusyGivesTheGraceThenCancels) {
+  busy_job_running = false;
   busy_job_canceled = false;
   TempDir dir;
   auto connection = Connection::embedded(dir.file("busy.db"));
@@ -79,8 +82,11 @@ TEST(WorkerStop, StopWithEveryActivityThreadBusyGivesTheGraceThenCancels) {
   worker.start();
   Client client(connection);
   auto run = client.start(busy_wf, {.id = "busy", .task_queue = "busy"});
-  for (int i = 0; i < 200 && run.describe().pending_activities_size() == 0; ++i) std::this_thread::sleep_for(10ms);
-  std::this_thread::sleep_for(100ms);  // the activity runs on the only activity thread
+  // The activity runs on the only activity thread. (A pending activity is
+  // only scheduled: on a loaded machine it could still be on its way to the
+  // worker when a fixed pause ran out, and stop() would find none to cancel.)
+  for (int i = 0; i < 1000 && !busy_job_running; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(busy_job_running) << "the activity did not start within 10 s";
   const auto begin = std::chrono::steady_clock::now();
   worker.stop();
   EXPECT_LT(std::chrono::steady_clock::now() - begin, 3s);
