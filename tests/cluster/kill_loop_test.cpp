@@ -112,11 +112,21 @@ TEST(ClusterKillLoop, KillNineOfOneOfThreeNodesAgainAndAgainLosesNoAcknowledgedS
     victim.start(url);
     ASSERT_TRUE(wait_for(every_node_serves, 15s)) << victim.name << " took no shards back";
   }
+  // A little past the last kill, and on until more than 10 starts have been
+  // acknowledged in all, however slow the machine: the load is counted,
+  // not the time it had.
   std::this_thread::sleep_for(500ms);
+  const bool loaded = wait_for(
+                          [&] {
+                            std::lock_guard lock(mu);
+                            return acknowledged.size() > 10;
+                          },
+                          60s)
+                          .has_value();
   stop = true;
   starter.join();
   EXPECT_TRUE(refused.empty()) << refused.size() << " starts refused, the first: " << refused[0];
-  ASSERT_GT(acknowledged.size(), size_t{10});
+  ASSERT_TRUE(loaded) << "only " << acknowledged.size() << " starts were acknowledged within a minute of the last kill";
   const auto waited = TestClock::now();
   for (const std::string& id : acknowledged) {
     try {
