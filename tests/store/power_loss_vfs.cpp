@@ -49,6 +49,7 @@ struct ImageFile {
 };
 
 constexpr int kImageFileSize = (sizeof(ImageFile) + 7) & ~7;
+constexpr int64_t kMostWrittenAtOnce = 64 << 10;
 
 ImageFile* as_image(sqlite3_file* f) { return reinterpret_cast<ImageFile*>(f); }
 
@@ -117,9 +118,11 @@ int image_sync(sqlite3_file* f, int flags) {
   ImageFile* file = as_image(f);
   Image& image = *file->image;
   sqlite3_file* real = file->real;
-  if (image.dirty_from < image.dirty_to) {
-    const int rc = real->pMethods->xWrite(real, image.bytes.data() + image.dirty_from,
-                                          static_cast<int>(image.dirty_to - image.dirty_from), image.dirty_from);
+  // In pieces: the unix VFS writes at most 128 KiB a call (it masks the
+  // length to 17 bits) and takes a longer write for a full disk.
+  for (int64_t at = image.dirty_from; at < image.dirty_to; at += kMostWrittenAtOnce) {
+    const int64_t n = std::min(kMostWrittenAtOnce, image.dirty_to - at);
+    const int rc = real->pMethods->xWrite(real, image.bytes.data() + at, static_cast<int>(n), at);
     if (rc != SQLITE_OK) return rc;
   }
   if (image.truncated) {
