@@ -212,6 +212,10 @@ std::vector<Result<CommitResult>> TransitionWriter::attempt_batch(std::deque<Pen
   std::vector<Result<CommitResult>> outcomes;
   outcomes.reserve(batch.size());
   auto fail_all = [&](const Status& s) { outcomes.assign(batch.size(), Result<CommitResult>(s)); };
+  // A full disk met outside a batch (the checkpoint between two) is not
+  // this batch's: taken for it, a batch that committed would be written
+  // again, and its transitions refused as conflicting with themselves.
+  (void)db_->take_out_of_space();
 
   Status status = db_->exec_cached("BEGIN IMMEDIATE");
   if (!status.is_ok()) {

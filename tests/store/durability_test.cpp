@@ -143,5 +143,63 @@ TEST(PowerLossVfsSync, PutsAnUnsyncedRangeOfAnyLengthOnDisk) {
   }
 }
 
+// The writer copies, between two batches, what the checkpointer could not
+// (a reader held it back). When that copy meets a full disk, the next batch,
+// committed once there is room, must not take the full disk for its own:
+// it was written again, and each of its transitions, committed, was refused
+// ABORTED as conflicting with itself.
+TEST(Durability, ACheckpointBetweenBatchesThatMeetsAFullDiskFailsNoLaterCommit) {
+  PowerLossVfs& vfs = PowerLossVfs::instance();
+  TempDir dir;
+  const std::string path = dir.file("full.db");
+  sqlite3* reader = nullptr;
+  std::atomic<bool> fill_the_disk{false};
+  std::atomic<int64_t> passive_before{0};
+  std::unique_ptr<SqliteStore> store;
+  StoreOptions options;
+  options.vfs = PowerLossVfs::kName;
+  options.checkpoints.passive_after_pages = 1;  // due after every commit
+  options.fault_hook = [&](FaultPoint p) {
+    if (p != FaultPoint::kAfterCommit || !fill_the_disk.exchange(false)) return Status::ok();
+    // The checkpointer copied what came before the reader's snapshot and
+    // left the rest to the writer; the reader lets go, and the disk fills.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (store->storage_stats().checkpoints.passive == passive_before &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+    vfs.set_disk_full(true);
+    return Status::ok();
+  };
+  auto opened = SqliteStore::open(path, std::move(options));
+  ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+  store = std::move(*opened);
+  ASSERT_TRUE(store->commit(testing::whole_step(testing::key("before"), 1, 0)).is_ok());
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &reader, SQLITE_OPEN_READONLY, PowerLossVfs::kName), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM executions", nullptr, nullptr, nullptr), SQLITE_OK);
+
+  passive_before = store->storage_stats().checkpoints.passive;
+  fill_the_disk = true;
+  ASSERT_TRUE(store->commit(testing::whole_step(testing::key("held-back"), 1, 0)).is_ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (store->storage_stats().checkpoints.failed == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const CheckpointStats checkpoints = store->storage_stats().checkpoints;
+  vfs.set_disk_full(false);
+  EXPECT_GE(checkpoints.by_writer, 1) << "the writer copied nothing between batches";
+  EXPECT_GE(checkpoints.failed, 1) << "no checkpoint met the full disk";
+
+  Result<CommitResult> after = store->commit(testing::whole_step(testing::key("after"), 1, 0));
+  EXPECT_TRUE(after.is_ok()) << after.status().to_string();
+  Result<ExecutionRecord> record = store->get_execution(testing::key("after"));
+  ASSERT_TRUE(record.is_ok()) << record.status().to_string();
+  EXPECT_EQ(record->version, 1);
+  store.reset();
+  sqlite3_close(reader);
+  vfs.restore_power();
+}
+
 }  // namespace
 }  // namespace reprise::engine
