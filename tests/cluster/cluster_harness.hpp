@@ -7,6 +7,8 @@
 #pragma once
 
 #include <chrono>
+#include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,13 +32,33 @@ using TestClock = std::chrono::steady_clock;  // not reprise::Clock, the SDK's
 constexpr int kShards = engine::kDefaultShardCount;
 
 // A node of the cluster: a server with a name of its own and short leases,
-// and any further flags.
+// and any further flags. With `stderr_log`, its log goes to that file.
 inline std::unique_ptr<Server> cluster_node(const std::string& db, const std::string& node_id, const std::string& lease,
-                                            std::vector<std::string> more_flags = {}) {
+                                            std::vector<std::string> more_flags = {},
+                                            const std::string& stderr_log = "") {
   std::vector<std::string> flags{"--node-id", node_id, "--shard-lease", lease};
   flags.insert(flags.end(), more_flags.begin(), more_flags.end());
-  return std::make_unique<Server>(db, flags);
+  return std::make_unique<Server>(db, flags, stderr_log);
 }
+
+// A node's whole log, kept in a file and printed if the test has failed by
+// the time this is destroyed: an intermittent failure is understood from
+// what the node did (declare it before the node, so it outlives it).
+class NodeLogOnFailure {
+ public:
+  // The flags that make the node log each workflow's start and close, its
+  // shard changes and its reloads, not only warnings.
+  static std::vector<std::string> info_flags() { return {"--log-level", "info"}; }
+  std::string path() const { return dir_.file("node.log"); }
+  ~NodeLogOnFailure() {
+    if (!::testing::Test::HasFailure()) return;
+    std::ifstream in(path());
+    std::cerr << "--- the node's log (" << path() << ") ---\n" << in.rdbuf() << "--- end of the node's log ---\n";
+  }
+
+ private:
+  engine::testing::TempDir dir_;
+};
 
 // The flags of a node that serves mutual TLS with `c`'s node certificate,
 // requires its callers' certificates signed by `c`'s CA, and checks the
@@ -135,10 +157,15 @@ inline void expect_whole_hello_history(const v1::History& history, const std::st
     activity_completed += e.has_activity_task_completed() ? 1 : 0;
     completed += e.has_workflow_execution_completed() ? 1 : 0;
   }
-  EXPECT_EQ(started, 1) << id;
-  EXPECT_EQ(scheduled, 1) << id;
-  EXPECT_EQ(activity_completed, 1) << id;
-  EXPECT_EQ(completed, 1) << id;
+  // On a failure, what the run did get: each event's kind, in order.
+  std::string events;
+  for (const v1::HistoryEvent& e : history.events()) {
+    events += " " + std::to_string(e.event_id()) + ":" + v1::EventType_Name(e.event_type());
+  }
+  EXPECT_EQ(started, 1) << id << ":" << events;
+  EXPECT_EQ(scheduled, 1) << id << ":" << events;
+  EXPECT_EQ(activity_completed, 1) << id << ":" << events;
+  EXPECT_EQ(completed, 1) << id << ":" << events;
 }
 
 }  // namespace reprise::cluster_testing

@@ -181,8 +181,9 @@ TEST(ClusterDatabase, AStartWhoseCommitIsCutBeforeOrAfterTheDatabaseHasItRunsToI
   CommitAnswerProxy proxy(pg->port());
   ASSERT_NE(proxy.port(), 0);
   const std::string database = direct_url.substr(direct_url.rfind('/') + 1);
-  auto node =
-      cluster_node("postgresql://postgres@127.0.0.1:" + std::to_string(proxy.port()) + "/" + database, "a", "2s");
+  NodeLogOnFailure node_log;
+  auto node = cluster_node("postgresql://postgres@127.0.0.1:" + std::to_string(proxy.port()) + "/" + database, "a",
+                           "2s", NodeLogOnFailure::info_flags(), node_log.path());
   auto connection = Connection::remote(node->address());
   auto worker = db_failover_worker(node->address());
   Client client(connection);
