@@ -293,11 +293,18 @@ Status PgShardLeases::round() {
     for (int i = 0; i < r->rows(); ++i) renewed.insert(r->get_int(i, 0));
     ShardSet gone(n, false);
     for (int64_t s : renew_ids) {
-      if (renewed.count(s) != 0) {
-        valid_until_[s] = valid_until;
-      } else {
+      if (renewed.count(s) == 0) {
         gone[s] = true;
+        continue;
       }
+      // Ran out by this node's clock before the renewal came back (it
+      // waited on the row a writer's batch had locked, say): serves() said
+      // no meanwhile, and what was refused or skipped then is found again
+      // only when the shard is lost and gained, as on any lapse. Checked
+      // after the new deadline is in: every serves() that said no came
+      // before it.
+      const int64_t ran_out_at = valid_until_[s].exchange(valid_until);
+      if (steady_now_ns() >= ran_out_at) gone[s] = true;
     }
     drop(gone);
   }
