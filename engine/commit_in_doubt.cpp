@@ -43,14 +43,22 @@ void Engine::reload_tasks_in_doubt() {
     }
     OperationRef in_flight = begin_op();
     if (!in_flight) return;  // closing: the next start loads every task
-    Result<int64_t> loaded = reload_tasks(after, [this](const TaskRecord& task) { return serves(task.execution); });
+    // A shard not served now is loaded again when it is gained: its lease
+    // ran out, and that is announced as a loss (pg_shard_leases.cpp).
+    int64_t not_served = 0;
+    Result<int64_t> loaded = reload_tasks(after, [this, &not_served](const TaskRecord& task) {
+      if (serves(task.execution)) return true;
+      ++not_served;
+      return false;
+    });
     if (!loaded) {
       log::warn("tasks of a commit in doubt not loaded; trying again in 1 s", {{"error", loaded.status().to_string()}});
       deadlines_.schedule(deadlines_.now() + std::chrono::seconds(1),
                           [this] { executor_.post([this] { reload_tasks_in_doubt(); }); });
       return;
     }
-    log::info("tasks of a commit in doubt loaded", {{"tasks", std::to_string(*loaded)}});
+    log::info("tasks of a commit in doubt loaded",
+              {{"tasks", std::to_string(*loaded)}, {"not_served_now", std::to_string(not_served)}});
     std::lock_guard lock(in_doubt_reload_.mu);
     if (!in_doubt_reload_.again) {
       in_doubt_reload_.running = false;
