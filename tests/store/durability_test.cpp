@@ -155,6 +155,19 @@ TEST(Durability, ACheckpointBetweenBatchesThatMeetsAFullDiskFailsNoLaterCommit) 
   sqlite3* reader = nullptr;
   std::atomic<bool> fill_the_disk{false};
   std::unique_ptr<SqliteStore> store;
+  // On every way out, a failed ASSERT midway too, the tests after this one
+  // in the binary get the disk back with room and power.
+  struct GiveTheDiskBack {
+    PowerLossVfs& vfs;
+    std::unique_ptr<SqliteStore>& store;
+    sqlite3*& reader;
+    ~GiveTheDiskBack() {
+      vfs.set_disk_full(false);
+      store.reset();
+      if (reader != nullptr) sqlite3_close(reader);
+      vfs.restore_power();
+    }
+  } give_the_disk_back{vfs, store, reader};
   StoreOptions options;
   options.vfs = PowerLossVfs::kName;
   // Due first once the big commit below is in the WAL.
@@ -195,9 +208,6 @@ TEST(Durability, ACheckpointBetweenBatchesThatMeetsAFullDiskFailsNoLaterCommit) 
   Result<ExecutionRecord> record = store->get_execution(testing::key("after"));
   ASSERT_TRUE(record.is_ok()) << record.status().to_string();
   EXPECT_EQ(record->version, 1);
-  store.reset();
-  sqlite3_close(reader);
-  vfs.restore_power();
 }
 
 }  // namespace
