@@ -38,8 +38,11 @@ TEST(PgShardLeases, ALeaseThatRanOutWhileItsRenewalWaitedOnTheRowIsLostAndGained
   REPRISE_POSTGRES_DATABASE(url);
   // A lease of 1 s: renewed every 250 ms; a renewal waits at most 250 ms on
   // a locked row; a renewal sent at t serves until t + 900 ms.
-  auto store =
-      PostgresStore::open(url, PostgresStoreOptions{.shard_count = 4, .cluster = {.node_id = "a", .lease = 1000ms}});
+  PostgresStoreOptions options;
+  options.shard_count = 4;
+  options.cluster.node_id = "a";
+  options.cluster.lease = 1000ms;
+  auto store = PostgresStore::open(url, options);
   ASSERT_TRUE(store.is_ok()) << store.status().to_string();
   PgShardLeases& leases = (*store)->leases();
   std::atomic<int> lost{0}, gained{0};
