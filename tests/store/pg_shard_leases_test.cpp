@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "engine/store/postgres/postgres_store.hpp"
@@ -36,6 +37,9 @@ bool leases_wait_for(const std::function<bool()>& condition, std::chrono::millis
 // table until the node restarted; commit_in_doubt.cpp).
 TEST(PgShardLeases, ALeaseThatRanOutWhileItsRenewalWaitedOnTheRowIsLostAndGainedAgain) {
   REPRISE_POSTGRES_DATABASE(url);
+  // Declared before the store: its lease thread counts into them until the
+  // store is gone.
+  std::atomic<int> lost{0}, gained{0};
   // A lease of 1 s: renewed every 250 ms; a renewal waits at most 250 ms on
   // a locked row; a renewal sent at t serves until t + 900 ms.
   PostgresStoreOptions options;
@@ -45,7 +49,6 @@ TEST(PgShardLeases, ALeaseThatRanOutWhileItsRenewalWaitedOnTheRowIsLostAndGained
   auto store = PostgresStore::open(url, options);
   ASSERT_TRUE(store.is_ok()) << store.status().to_string();
   PgShardLeases& leases = (*store)->leases();
-  std::atomic<int> lost{0}, gained{0};
   leases.listen(
       {[&](const ShardSet& s) { gained += s[0] ? 1 : 0; }, [&](const ShardSet& s) { lost += s[0] ? 1 : 0; }, {}});
   auto fence = PgConnection::connect(url);
