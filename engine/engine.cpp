@@ -263,7 +263,8 @@ void Engine::run_transition(const ExecutionKey& key, StatusOp op, RowRemoval ext
       });
       return;
     }
-    if (hold == Hold::kStarts && options_.max_held_start.count() > 0 && ms->only_started_tasks()) {
+    if (options_.max_held_start.count() > 0 &&
+        ((hold == Hold::kStarts && ms->only_started_tasks()) || ms->hold_requested())) {
       hold_started(std::move(*ms), std::move(held), extra, std::move(taken));
       return answer(Status::ok());
     }

@@ -327,7 +327,9 @@ class Engine {
   enum class Origin { kInternal, kRequest };
   //   With kStarts, an op that only started tasks is held in memory
   //   (held_starts.hpp) instead of committed, and `then` gets its outcome
-  //   at once; the rows `extra` removes go when the hold is committed.
+  //   at once; the rows `extra` removes go when the hold is committed. An
+  //   op that asked for it (MutableState::request_hold) is held whatever
+  //   the Hold.
   enum class Hold { kNever, kStarts };
   using RowRemoval = std::function<void(Transition&)>;
   template <typename T>
@@ -376,7 +378,8 @@ class Engine {
   // record, which is dropped and its tasks handed back to matching).
   Result<MutableState> load_state(const ExecutionRecord& record, Unreadable unreadable,
                                   std::optional<HeldStarts::Entry>& held);
-  // Holds `ms`, whose op only started tasks, instead of committing it.
+  // Holds `ms`, whose op only started tasks (or asked to be held with an
+  // activity result), instead of committing it.
   void hold_started(MutableState&& ms, std::optional<HeldStarts::Entry> held, RowRemoval& extra,
                     std::optional<TaskRecord> taken);
   // The execution's record: from the cache when this engine committed it
@@ -558,6 +561,12 @@ class Engine {
   // An eager workflow task, committed, with its history: what the reply
   // carries; nothing when none was started or its history cannot be read.
   std::optional<v1::PollWorkflowTaskResponse> hand_out_eager(std::optional<MutableState::EagerWorkflowTask> eager);
+  // CompleteActivityRequest.hold_with_workflow_task: the transition that
+  // recorded the result and started `eager` is held instead of committed,
+  // when it may be (--max-held-start is not 0, and it only_started_tasks()
+  // besides the result), and `eager` gets its history now, with the held
+  // events as not yet written. Otherwise nothing changes.
+  void hold_result_with(MutableState& ms, MutableState::EagerWorkflowTask& eager);
   // Events in a page of history: what the reader asked for, else 1000.
   static int history_page_size(int32_t asked);
   // The page of a task's history that `from` names: at most `max_events`

@@ -12,6 +12,13 @@
 // again, and the token from before carries another start id, so its
 // completion is refused (docs/engine.md, "Tasks started in memory").
 //
+// An activity's result may be held here too, with the workflow task it woke
+// started for the worker that reported it (CompleteActivityRequest.
+// hold_with_workflow_task): that worker keeps the result until the task's
+// answer and reports it again if the answer is lost, so a crash loses
+// nothing the engine acknowledged (docs/engine.md, "Activity results held
+// with their workflow task").
+//
 // Thread safety: all methods may be called from any thread. The engine
 // changes the entry of an execution only inside that execution's serialized
 // transition; the timer loop only marks entries it flushes.

@@ -67,9 +67,27 @@ Status Engine::fill_workflow_task(const ExecutionKey& execution, bool sticky, in
   return Status::ok();
 }
 
+void Engine::hold_result_with(MutableState& ms, MutableState::EagerWorkflowTask& eager) {
+  if (options_.max_held_start.count() <= 0 || !ms.only_started_tasks()) return;
+  // The worker is shown what a commit would have stored: nothing of the
+  // change is, so every event of it comes as not yet written.
+  v1::PollWorkflowTaskResponse task = eager.task;
+  *task.mutable_history()->mutable_events() = {ms.unstored_events().begin(), ms.unstored_events().end()};
+  if (Status s = fill_workflow_task(eager.execution, eager.sticky, history_page_size(0), task); !s) {
+    // Committed instead, and handed out as hand_out_eager() can.
+    log::warn("activity result not held: its workflow task's history could not be read",
+              {{"workflow_id", eager.execution.workflow_id}, {"error", s.to_string()}});
+    return;
+  }
+  eager.task = std::move(task);
+  eager.held = true;
+  ms.request_hold();
+}
+
 std::optional<v1::PollWorkflowTaskResponse> Engine::hand_out_eager(
     std::optional<MutableState::EagerWorkflowTask> eager) {
   if (!eager) return std::nullopt;
+  if (eager->held) return std::move(eager->task);  // its history was read before the hold
   if (Status s = fill_workflow_task(eager->execution, eager->sticky, history_page_size(0), eager->task); !s) {
     // The task is started and its history could not be read: it is not
     // handed out, and its start-to-close timeout retries it, as for a poll
@@ -369,12 +387,15 @@ void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::Co
         using Eager = std::optional<MutableState::EagerWorkflowTask>;
         on_task_token<v1::CompleteActivityResponse, Eager>(
             request.task_token(), refs,
-            [request](MutableState& ms, const internal::TaskToken& t) -> Result<Eager> {
+            [this, request](MutableState& ms, const internal::TaskToken& t) -> Result<Eager> {
               REPRISE_RETURN_IF_ERROR(ms.complete_activity(t, request.result(), request.identity()));
-              return eager_after_activity(ms, request.eager_workflow_task_queue(), request.identity());
+              Eager eager = eager_after_activity(ms, request.eager_workflow_task_queue(), request.identity());
+              if (eager && request.hold_with_workflow_task()) hold_result_with(ms, *eager);
+              return eager;
             },
             [this](Eager eager) -> Result<v1::CompleteActivityResponse> {
               v1::CompleteActivityResponse out;
+              out.set_result_held(eager && eager->held);
               if (auto task = hand_out_eager(std::move(eager))) *out.mutable_workflow_task() = std::move(*task);
               return out;
             },

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <type_traits>
 
 #include "history/status.hpp"
 #include "reprise/detail/failure.hpp"
@@ -35,10 +36,15 @@ std::function<void()> Worker::activity_job(std::shared_ptr<const v1::PollActivit
 template <typename Request, typename Report>
 void Worker::report_outcome(Request request, const std::string& run_id, Report report) {
   // The workflow's next task comes to this worker's sticky queue only while
-  // it holds the workflow; a free thread is held for it before asking.
+  // it holds the workflow; a thread is held for it before asking. With every
+  // thread busy, the task may wait for one here, as it would in the sticky
+  // queue, but no more tasks wait so than there are threads.
   const bool ask = options_.eager_workflow_tasks && options_.cache_size > 0 && workflow_pool_ != nullptr &&
-                   cache_->holds(run_id) && workflow_pool_->try_reserve();
-  if (ask) request.set_eager_workflow_task_queue(sticky_queue_);
+                   cache_->holds(run_id) && workflow_pool_->try_reserve(options_.workflow_threads);
+  if (ask) {
+    request.set_eager_workflow_task_queue(sticky_queue_);
+    if constexpr (std::is_same_v<Request, v1::CompleteActivityRequest>) request.set_hold_with_workflow_task(true);
+  }
   auto answer = [&] {
     try {
       return report(request);
@@ -49,8 +55,30 @@ void Worker::report_outcome(Request request, const std::string& run_id, Report r
   }();
   if (!ask) return;
   if (answer.workflow_task().task_token().empty()) return workflow_pool_->release_reserved();
+  std::function<void()> report_again;
+  if constexpr (std::is_same_v<Request, v1::CompleteActivityRequest>) {
+    if (answer.result_held()) {
+      // Only the task's answer commits the result; when that answer is lost
+      // (the server restarted, the connection dropped), the result is sent
+      // again on its own. NOT_FOUND then: it was committed after all, or the
+      // attempt is over.
+      request.clear_eager_workflow_task_queue();
+      request.clear_hold_with_workflow_task();
+      report_again = [this, request = std::move(request)] {
+        try {
+          connection_->complete_activity(request);
+        } catch (const RpcError& e) {
+          if (e.code() != static_cast<int>(StatusCode::kNotFound)) {
+            std::fprintf(stderr, "reprise worker: activity result held with its workflow task not reported: %s\n",
+                         e.what());
+          }
+        }
+      };
+    }
+  }
   workflow_pool_->post_reserved(
-      workflow_job(std::make_shared<const v1::PollWorkflowTaskResponse>(std::move(*answer.mutable_workflow_task()))));
+      workflow_job(std::make_shared<const v1::PollWorkflowTaskResponse>(std::move(*answer.mutable_workflow_task())),
+                   std::move(report_again)));
 }
 
 void Worker::run_activity(const v1::PollActivityTaskResponse& task) {

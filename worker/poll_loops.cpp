@@ -68,14 +68,16 @@ void Worker::workflow_poll_loop(const std::string& queue) {
   }
 }
 
-std::function<void()> Worker::workflow_job(std::shared_ptr<const v1::PollWorkflowTaskResponse> task) {
-  return [this, task = std::move(task)] {
+std::function<void()> Worker::workflow_job(std::shared_ptr<const v1::PollWorkflowTaskResponse> task,
+                                           std::function<void()> if_unanswered) {
+  return [this, task = std::move(task), if_unanswered = std::move(if_unanswered)] {
     SlotUsed slot(metrics_->workflow_slots_used);
     try {
       workflow_tasks_->run(*task);
     } catch (const std::exception& e) {
       // The answer did not arrive; the task times out and comes back.
       std::fprintf(stderr, "reprise worker: %s\n", e.what());
+      if (if_unanswered) if_unanswered();
     }
   };
 }

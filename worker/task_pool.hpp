@@ -39,11 +39,13 @@ class TaskPool {
     }
     cv_.notify_all();
   }
-  // Holds a free thread for a task posted later with post_reserved(), or
-  // given back with release_reserved(); false if none is free or closing.
-  bool try_reserve() {
+  // Holds a thread for a task posted later with post_reserved(), or given
+  // back with release_reserved(); false when closing, or when every thread
+  // is busy and `may_queue` tasks already wait for one (0: only a free
+  // thread will do).
+  bool try_reserve(int may_queue = 0) {
     std::lock_guard lock(mu_);
-    if (closing_ || busy_ >= threads_count_) return false;
+    if (closing_ || busy_ >= threads_count_ + may_queue) return false;
     ++busy_;
     return true;
   }

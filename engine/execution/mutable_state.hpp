@@ -152,6 +152,9 @@ class MutableState {
     ExecutionKey execution;
     bool sticky = false;
     v1::PollWorkflowTaskResponse task;
+    // The transition is held with the activity result that woke the task
+    // (hold_requested()), and `task` already has its history.
+    bool held = false;
   };
   std::optional<EagerWorkflowTask> start_eager_workflow_task(const std::string& sticky_queue,
                                                              const std::string& identity);
@@ -273,6 +276,16 @@ class MutableState {
   bool only_started_tasks() const;
   // The change to hold instead of finish(); the object is spent.
   HeldChange hold() &&;
+  // The events of this transition and of the held change it resumed: every
+  // event not yet stored, in order.
+  const std::vector<v1::HistoryEvent>& unstored_events() const { return builder_.events(); }
+  // Asks the engine to hold this transition instead of committing it even
+  // though it records more than started tasks: an activity's result whose
+  // worker keeps it until the workflow task it woke, handed to that worker,
+  // is answered (docs/engine.md, "Activity results held with their workflow
+  // task"). Only for a change only_started_tasks() allows otherwise.
+  void request_hold() { hold_requested_ = true; }
+  bool hold_requested() const { return hold_requested_; }
 
  private:
   MutableState(ExecutionKey key, internal::ExecutionState state, int64_t version, int64_t next_event_id, TimePoint now,
@@ -409,6 +422,7 @@ class MutableState {
   bool unchanged_ = false;
   bool claim_checks_ = false;
   bool resumed_held_ = false;
+  bool hold_requested_ = false;
   RunIdSource run_ids_;
   StartIdSource start_ids_;
   StartedEventSource started_event_;

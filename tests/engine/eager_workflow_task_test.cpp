@@ -30,13 +30,56 @@ class EagerWorkflowTaskTest : public EngineTest {
                                                               : v1::PollActivityTaskResponse();
   }
 
-  Result<v1::CompleteActivityResponse> complete_activity(const std::string& token, const std::string& eager_queue) {
+  Result<v1::CompleteActivityResponse> complete_activity(const std::string& token, const std::string& eager_queue,
+                                                         bool hold = false) {
     v1::CompleteActivityRequest done;
     done.set_task_token(token);
     done.set_identity("w1");
     done.mutable_result()->add_payloads()->set_data("Hello, world!");
     done.set_eager_workflow_task_queue(eager_queue);
+    done.set_hold_with_workflow_task(hold);
     return call(&Engine::complete_activity, done);
+  }
+
+  // The hello workflow's second task as the sticky queue would have given
+  // it to worker w1: the events after its first task.
+  void expect_second_task_of_hello(const v1::PollWorkflowTaskResponse& task) {
+    EXPECT_EQ(task.previous_started_event_id(), 3);
+    EXPECT_EQ(task.started_event_id(), 9);
+    const std::vector<v1::EventType> sticky_history = {
+        v1::EVENT_TYPE_WORKFLOW_TASK_COMPLETED, v1::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+        v1::EVENT_TYPE_ACTIVITY_TASK_STARTED,   v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+        v1::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, v1::EVENT_TYPE_WORKFLOW_TASK_STARTED};
+    ASSERT_EQ(types(task.history()), sticky_history);
+    for (int i = 0; i < task.history().events_size(); ++i) EXPECT_EQ(task.history().events(i).event_id(), 4 + i);
+    EXPECT_EQ(task.history().events(3).activity_task_completed().result().payloads(0).data(), "Hello, world!");
+    EXPECT_EQ(task.history().events(5).workflow_task_started().identity(), "w1");
+  }
+
+  // The run's history as stored (GetHistory reads only what is committed).
+  std::vector<v1::EventType> stored(const std::string& id) {
+    v1::GetHistoryRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(id);
+    auto h = call(&Engine::get_history, r);
+    EXPECT_TRUE(h.is_ok()) << h.status().to_string();
+    return h.is_ok() ? types(h->history()) : std::vector<v1::EventType>();
+  }
+
+  // The whole hello history, ids 1 to 11 in order, the result once.
+  void expect_hello_history(const std::string& id) {
+    v1::GetHistoryRequest r;
+    r.mutable_workflow_execution()->set_workflow_id(id);
+    auto h = call(&Engine::get_history, r);
+    ASSERT_TRUE(h.is_ok()) << h.status().to_string();
+    using E = v1::EventType;
+    EXPECT_EQ(types(h->history()),
+              (std::vector<E>{E::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, E::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+                              E::EVENT_TYPE_WORKFLOW_TASK_STARTED, E::EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+                              E::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, E::EVENT_TYPE_ACTIVITY_TASK_STARTED,
+                              E::EVENT_TYPE_ACTIVITY_TASK_COMPLETED, E::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+                              E::EVENT_TYPE_WORKFLOW_TASK_STARTED, E::EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+                              E::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED}));
+    for (int i = 0; i < h->history().events_size(); ++i) EXPECT_EQ(h->history().events(i).event_id(), i + 1);
   }
 
   std::vector<v1::EventType> types(const v1::History& history) {
@@ -61,15 +104,7 @@ TEST_F(EagerWorkflowTaskTest, AnActivityResultForTheStickyWorkerStartsItsNextTas
   const v1::PollWorkflowTaskResponse& task = reply->workflow_task();
   ASSERT_FALSE(task.task_token().empty()) << "the next workflow task came back in the reply";
   EXPECT_EQ(task.workflow_execution().workflow_id(), "taken");
-  EXPECT_EQ(task.previous_started_event_id(), 3);
-  EXPECT_EQ(task.started_event_id(), 9);
-  // As the sticky queue would have given it: the events after the worker's last task.
-  const std::vector<v1::EventType> sticky_history = {
-      v1::EVENT_TYPE_WORKFLOW_TASK_COMPLETED, v1::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
-      v1::EVENT_TYPE_ACTIVITY_TASK_STARTED,   v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
-      v1::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, v1::EVENT_TYPE_WORKFLOW_TASK_STARTED};
-  EXPECT_EQ(types(task.history()), sticky_history);
-  EXPECT_EQ(task.history().events(5).workflow_task_started().identity(), "w1");
+  expect_second_task_of_hello(task);
   EXPECT_TRUE(queue_empty(kSticky)) << "no task was queued for a poll";
   EXPECT_TRUE(queue_empty("greetings"));
 
@@ -133,6 +168,113 @@ TEST_F(EagerWorkflowTaskTest, AnEagerTaskWhoseWorkerDiedTimesOutAndIsRedelivered
   ASSERT_TRUE(complete(again.task_token(), {complete_with("once")}).is_ok());
   v1::HistoryEvent closed = wait_for_close("lost");
   EXPECT_EQ(closed.workflow_execution_completed().result().payloads(0).data(), "once");
+}
+
+// CompleteActivityRequest.hold_with_workflow_task (docs/engine.md,
+// "Activity results held with their workflow task"): the result and the
+// task it wakes are held in memory and commit with that task's completion.
+TEST_F(EagerWorkflowTaskTest, AHeldResultCommitsWithItsTasksCompletionInOneTransition) {
+  auto activity = start_and_schedule("held");
+  ASSERT_FALSE(activity.task_token().empty());
+  const std::vector<v1::EventType> before_result = stored("held");
+  const int64_t before = transitions();
+  auto reply = complete_activity(activity.task_token(), kSticky, true);
+  ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+  EXPECT_TRUE(reply->result_held());
+  EXPECT_EQ(transitions(), before) << "nothing committed for the result";
+  EXPECT_EQ(stored("held"), before_result) << "nothing of the result stored";
+  const v1::PollWorkflowTaskResponse& task = reply->workflow_task();
+  ASSERT_FALSE(task.task_token().empty());
+  // As a committed hand-out shows it: the stored events after the worker's
+  // last task, then the held ones.
+  expect_second_task_of_hello(task);
+  EXPECT_TRUE(queue_empty(kSticky));
+
+  ASSERT_TRUE(complete(task.task_token(), {complete_with("Hello, world!")}).is_ok());
+  EXPECT_EQ(transitions() - before, 1) << "the result, the task and its completion: one transition";
+  EXPECT_EQ(wait_for_close("held").event_type(), v1::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+  expect_hello_history("held");
+}
+
+TEST_F(EagerWorkflowTaskTest, AResultIsNotHeldWithoutTheAskOrTheTaskOrWithMaxHeldStartZero) {
+  // Asked for the task without the hold: committed as before.
+  auto activity = start_and_schedule("unasked");
+  int64_t before = transitions();
+  auto reply = complete_activity(activity.task_token(), kSticky, false);
+  ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+  EXPECT_FALSE(reply->result_held());
+  EXPECT_EQ(transitions() - before, 1);
+  ASSERT_TRUE(complete(reply->workflow_task().task_token(), {complete_with("done")}).is_ok());
+
+  // The hold without a task for this worker (its sticky queue is another's): committed.
+  activity = start_and_schedule("no-task");
+  before = transitions();
+  reply = complete_activity(activity.task_token(), "greetings/w2", true);
+  ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+  EXPECT_FALSE(reply->result_held());
+  EXPECT_TRUE(reply->workflow_task().task_token().empty());
+  EXPECT_EQ(transitions() - before, 1);
+  auto polled = poll_workflow(kSticky);
+  ASSERT_FALSE(polled.task_token().empty());
+  ASSERT_TRUE(complete(polled.task_token(), {complete_with("done")}).is_ok());
+
+  // --max-held-start 0: every change is committed before it is answered.
+  restart([](EngineOptions& o) { o.max_held_start = 0ms; });
+  activity = start_and_schedule("never-held");
+  before = transitions();
+  reply = complete_activity(activity.task_token(), kSticky, true);
+  ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+  EXPECT_FALSE(reply->result_held());
+  EXPECT_FALSE(reply->workflow_task().task_token().empty()) << "still handed out, committed";
+  EXPECT_EQ(transitions() - before, 1);
+  ASSERT_TRUE(complete(reply->workflow_task().task_token(), {complete_with("Hello, world!")}).is_ok());
+  expect_hello_history("never-held");
+}
+
+// The task's answer never comes: the held result commits on its own once
+// held --max-held-start, and the task then runs to its completion.
+TEST_F(EagerWorkflowTaskTest, AHeldResultWhoseTaskIsNotAnsweredCommitsAfterMaxHeldStart) {
+  restart([](EngineOptions& o) { o.max_held_start = 2s; });
+  auto activity = start_and_schedule("slow");
+  auto reply = complete_activity(activity.task_token(), kSticky, true);
+  ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+  ASSERT_TRUE(reply->result_held());
+  EXPECT_EQ(stored("slow").back(), v1::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+  clock_.advance(3s);
+  engine_->check_timers();
+  // Committed on the timer thread: looked at again for up to 10 s.
+  for (int i = 0; i < 200 && stored("slow").back() != v1::EVENT_TYPE_WORKFLOW_TASK_STARTED; ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  const std::vector<v1::EventType> history = stored("slow");
+  ASSERT_EQ(history.size(), 9u);
+  EXPECT_EQ(history[6], v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+  EXPECT_EQ(history[8], v1::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  // The late answer still completes the task, whose start is now stored.
+  ASSERT_TRUE(complete(reply->workflow_task().task_token(), {complete_with("Hello, world!")}).is_ok());
+  expect_hello_history("slow");
+}
+
+// A crash (here: a restart of the engine, which loses what it held) before
+// the task's answer: the result is gone with the task, the task's token is
+// refused, and the worker's result, reported again, is recorded once.
+TEST_F(EagerWorkflowTaskTest, AHeldResultLostInACrashIsRecordedOnceWhenReportedAgain) {
+  auto activity = start_and_schedule("crash");
+  auto reply = complete_activity(activity.task_token(), kSticky, true);
+  ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+  ASSERT_TRUE(reply->result_held());
+  restart();
+  EXPECT_EQ(stored("crash").back(), v1::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) << "the held result is gone";
+  EXPECT_FALSE(complete(reply->workflow_task().task_token(), {complete_with("lost")}).is_ok())
+      << "the lost task's answer is refused";
+  // What Worker::report_outcome does when the task's answer does not get through.
+  auto again = complete_activity(activity.task_token(), "");
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_FALSE(again->result_held());
+  auto polled = poll_workflow(kSticky);
+  ASSERT_FALSE(polled.task_token().empty()) << "the woken task goes to the sticky queue as usual";
+  ASSERT_TRUE(complete(polled.task_token(), {complete_with("Hello, world!")}).is_ok());
+  expect_hello_history("crash");
 }
 
 Result<v1::StartWorkflowResponse> start_eagerly(EngineTest& test, const std::string& id,

@@ -4,8 +4,11 @@
 // Client::execute is one call: the start waits on the server for the
 // chain's result (wait_for_result), across continue-as-new, and a start
 // retried with the same request id waits for (or finds) the same result.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "../server/server_harness.hpp"
@@ -84,6 +87,7 @@ class CountingConnection : public ForwardingConnection {
     v1::CompleteActivityResponse out = inner_->complete_activity_answered(r);
     ++reported;
     if (!out.workflow_task().task_token().empty()) ++eager;
+    if (out.result_held()) ++held;
     return out;
   }
   v1::StartWorkflowResponse start_workflow(const v1::StartWorkflowRequest& r) override {
@@ -94,8 +98,53 @@ class CountingConnection : public ForwardingConnection {
     if (r.close_event_only()) ++close_waits;
     return ForwardingConnection::get_history(r, timeout);
   }
-  std::atomic<int> polled{0}, asked{0}, eager{0}, reported{0}, starts{0}, close_waits{0};
+  std::atomic<int> polled{0}, asked{0}, eager{0}, held{0}, reported{0}, starts{0}, close_waits{0};
 };
+
+// Loses the answer to every workflow task that came with a held activity
+// result (as a server crash or a dropped connection would), and counts the
+// results reported again on their own.
+class LosesHeldTaskAnswers : public CountingConnection {
+ public:
+  using CountingConnection::CountingConnection;
+  v1::CompleteActivityResponse complete_activity_answered(const v1::CompleteActivityRequest& r) override {
+    v1::CompleteActivityResponse out = CountingConnection::complete_activity_answered(r);
+    if (out.result_held()) {
+      std::lock_guard lock(mu_);
+      held_tokens_.insert(out.workflow_task().task_token());
+    }
+    return out;
+  }
+  v1::CompleteWorkflowTaskResponse complete_workflow_task(const v1::CompleteWorkflowTaskRequest& r) override {
+    lose_if_held(r.task_token());
+    return CountingConnection::complete_workflow_task(r);
+  }
+  void fail_workflow_task(const v1::FailWorkflowTaskRequest& r) override {
+    lose_if_held(r.task_token());
+    CountingConnection::fail_workflow_task(r);
+  }
+  void complete_activity(const v1::CompleteActivityRequest& r) override {
+    ++reported_again;
+    CountingConnection::complete_activity(r);
+  }
+  std::atomic<int> lost{0}, reported_again{0};
+
+ private:
+  void lose_if_held(const std::string& token) {
+    std::lock_guard lock(mu_);
+    if (!held_tokens_.contains(token)) return;
+    ++lost;
+    throw RpcError(static_cast<int>(StatusCode::kUnavailable), "lost on its way (test)");
+  }
+  std::mutex mu_;
+  std::set<std::string> held_tokens_;
+};
+
+int64_t transitions_of(Server& server) {
+  v1::GetStorageStatsResponse stats;
+  EXPECT_TRUE(call(server.stub(), &Stub::GetStorageStats, v1::GetStorageStatsRequest(), &stats).ok());
+  return stats.transitions();
+}
 
 std::vector<v1::EventType> event_types(Connection& connection, const std::string& workflow_id) {
   v1::GetHistoryRequest r;
@@ -119,7 +168,9 @@ TEST(EagerWorkflowTasks, TheTaskAnActivityResultWakesComesBackInItsAnswer) {
   worker.stop();
   EXPECT_EQ(connection->asked.load(), 1);
   EXPECT_EQ(connection->eager.load(), 1) << "the second workflow task came in the activity's answer";
+  EXPECT_EQ(connection->held.load(), 1) << "the result was held with it";
   EXPECT_EQ(connection->polled.load(), 1) << "only the first workflow task was polled";
+  EXPECT_EQ(transitions_of(server), 3) << "the start, the first task's completion, and the result with the last task";
   const std::vector<v1::EventType> expected = {
       v1::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,  v1::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
       v1::EVENT_TYPE_WORKFLOW_TASK_STARTED,       v1::EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
@@ -128,6 +179,31 @@ TEST(EagerWorkflowTasks, TheTaskAnActivityResultWakesComesBackInItsAnswer) {
       v1::EVENT_TYPE_WORKFLOW_TASK_STARTED,       v1::EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
       v1::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED};
   EXPECT_EQ(event_types(*connection, "hello-1"), expected);
+}
+
+// The held result's task answer is lost: the worker reports the result
+// again (here refused: the server still holds it), the held change commits
+// on its own, and the task, timed out, runs again from the normal queue.
+// The result is recorded once.
+TEST(EagerWorkflowTasks, AHeldResultWhoseTaskAnswerIsLostIsReportedAgainAndRecordedOnce) {
+  TempDir dir;
+  Server server(dir.file("lost-answer.db"), {"--max-held-start", "300ms"});
+  auto connection = std::make_shared<LosesHeldTaskAnswers>(Connection::remote(server.address()));
+  Worker worker(connection, {.task_queue = "q", .identity = "w1"});
+  worker.register_workflow(hello_wf);
+  worker.register_activity(greet_activity);
+  worker.start();
+  Client client(connection);
+  EXPECT_EQ(
+      client.execute(hello_wf, {.id = "lost", .task_queue = "q", .workflow_task_timeout = 1s}, std::string("world")),
+      "Hello, world!");
+  worker.stop();
+  EXPECT_EQ(connection->held.load(), 1);
+  EXPECT_EQ(connection->lost.load(), 2) << "the task's completion, then its failure";
+  EXPECT_EQ(connection->reported_again.load(), 1);
+  const std::vector<v1::EventType> history = event_types(*connection, "lost");
+  EXPECT_EQ(std::count(history.begin(), history.end(), v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED), 1);
+  EXPECT_EQ(std::count(history.begin(), history.end(), v1::EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT), 1);
 }
 
 TEST(EagerWorkflowTasks, NotAskedForWhenTurnedOffOrWithoutACache) {
@@ -150,7 +226,10 @@ TEST(EagerWorkflowTasks, NotAskedForWhenTurnedOffOrWithoutACache) {
   }
 }
 
-TEST(EagerWorkflowTasks, NotAskedForWithoutAFreeWorkflowThread) {
+// A task asked for when every workflow thread is busy waits for one in the
+// worker, as a polled one would in the server's sticky queue; but no more of
+// them wait than the worker has threads.
+TEST(EagerWorkflowTasks, NotAskedForWhenEveryThreadIsBusyAndAsManyTasksWaitForOne) {
   TempDir dir;
   Server server(dir.file("no-thread.db"));
   auto connection = std::make_shared<CountingConnection>(Connection::remote(server.address()));
@@ -161,15 +240,17 @@ TEST(EagerWorkflowTasks, NotAskedForWithoutAFreeWorkflowThread) {
   worker.register_activity(hold_activity);
   worker.start();
   Client client(connection);
-  // The patient's activity waits until the blocker's task holds the thread.
-  auto patient_run = client.start(patient_wf, {.id = "patient", .task_queue = "q"}, std::string("world"));
+  // The patients' activities wait until the blocker's task holds the thread.
+  auto first = client.start(patient_wf, {.id = "patient-1", .task_queue = "q"}, std::string("one"));
+  auto second = client.start(patient_wf, {.id = "patient-2", .task_queue = "q"}, std::string("two"));
   auto blocker_run = client.start(blocker_wf, {.id = "blocker", .task_queue = "q"});
   const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (connection->reported == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
-  EXPECT_EQ(connection->reported.load(), 1) << "the patient's activity reported its result";
-  EXPECT_EQ(connection->asked.load(), 0) << "no workflow thread was free when the activity finished";
+  while (connection->reported < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(connection->reported.load(), 2) << "both patients' activities reported their results";
+  EXPECT_EQ(connection->asked.load(), 1) << "one task may wait for the busy thread, not two";
   let_go = true;
-  EXPECT_EQ(patient_run.result(30s), "Hello, world!");
+  EXPECT_EQ(first.result(30s), "Hello, one!");
+  EXPECT_EQ(second.result(30s), "Hello, two!");
   EXPECT_EQ(blocker_run.result(30s), "held");
   worker.stop();
 }

@@ -281,10 +281,29 @@ void SimWorker::run_activity(Incarnation& live, const v1::PollActivityTaskRespon
       done.set_task_token(task.task_token());
       done.set_identity(live.identity);
       *done.mutable_result()->add_payloads() = to_payload(result);
-      if (ask_eager_workflow_task(live, info.run_id)) done.set_eager_workflow_task_queue(live.sticky_queue);
+      if (ask_eager_workflow_task(live, info.run_id)) {
+        done.set_eager_workflow_task_queue(live.sticky_queue);
+        done.set_hold_with_workflow_task(s_.chance(0.5));
+      }
       const v1::CompleteActivityResponse answer = live.connection.complete_activity_answered(done);
-      activity_log_.completions_acked[info.run_id].push_back(result);
-      run_eager_workflow_task(live, answer.workflow_task());
+      if (!answer.result_held()) activity_log_.completions_acked[info.run_id].push_back(result);
+      bool task_answered = run_eager_workflow_task(live, answer.workflow_task(), answer.result_held());
+      if (answer.result_held()) {
+        // As Worker::report_outcome: the task's answer acknowledges the
+        // held result; without it, the result is reported again alone.
+        if (!task_answered) {
+          done.clear_eager_workflow_task_queue();
+          done.clear_hold_with_workflow_task();
+          try {
+            live.connection.complete_activity(done);
+            task_answered = true;
+            ++activity_log_.held_results_reported_again;
+          } catch (const RpcError&) {
+            // NOT_FOUND (committed after all, or the attempt is over) or lost.
+          }
+        }
+        if (task_answered) activity_log_.completions_acked[info.run_id].push_back(result);
+      }
     } catch (const ApplicationError& e) {
       v1::FailActivityRequest failed;
       failed.set_task_token(task.task_token());
@@ -308,13 +327,22 @@ bool SimWorker::ask_eager_workflow_task(Incarnation& live, const std::string& ru
 
 // Runs a workflow task the engine handed out in an activity outcome's or
 // a start's answer on this fiber, as a poll would have.
-void SimWorker::run_eager_workflow_task(Incarnation& live, const v1::PollWorkflowTaskResponse& task) {
-  if (task.task_token().empty()) return;
-  activity_log_.eager_workflow_tasks[task.workflow_execution().run_id()].push_back(task.started_event_id());
+bool SimWorker::run_eager_workflow_task(Incarnation& live, const v1::PollWorkflowTaskResponse& task, bool held) {
+  if (task.task_token().empty()) return false;
+  std::vector<int64_t>& handed = activity_log_.eager_workflow_tasks[task.workflow_execution().run_id()];
+  // A task held uncommitted with its activity's result is in history only
+  // once its answer got through: a crash before that loses its hand-out.
+  if (!held) handed.push_back(task.started_event_id());
   try {
     live.runner->run(task);
+    if (held) {
+      handed.push_back(task.started_event_id());
+      ++activity_log_.held_results_answered;
+    }
+    return true;
   } catch (const std::exception& e) {
     if (verbose_) std::fprintf(stderr, "%s: %s\n", live.identity.c_str(), e.what());
+    return false;
   }
 }
 

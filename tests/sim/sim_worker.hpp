@@ -58,6 +58,10 @@ struct ActivityLog {
   // By run id, the result of each activity completion the engine
   // acknowledged (it names the activity and attempt).
   std::map<std::string, std::vector<std::string>> completions_acked;
+  // Results the engine held with the workflow task they woke: acknowledged
+  // by that task's answer, or (its answer lost) reported again alone.
+  int held_results_answered = 0;
+  int held_results_reported_again = 0;
 };
 
 class SimWorker {
@@ -105,7 +109,8 @@ class SimWorker {
   // Whether an activity outcome for `run_id` asks for the run's next
   // workflow task in its answer (eager workflow task).
   bool ask_eager_workflow_task(Incarnation& live, const std::string& run_id);
-  void run_eager_workflow_task(Incarnation& live, const v1::PollWorkflowTaskResponse& task);
+  // Whether the task's completion or failure was answered.
+  bool run_eager_workflow_task(Incarnation& live, const v1::PollWorkflowTaskResponse& task, bool held = false);
   // The local activity's attempt, as the executor calls a registered
   // function: runs for a while on the calling fiber, then calls it.
   v1::Payloads run_local_attempt(ActivityContext& ctx, const v1::Payloads& input);

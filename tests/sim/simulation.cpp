@@ -1187,6 +1187,14 @@ SimResult Simulation::run() {
   if (activity_log_.keep_alive_completions > 0) {
     kinds_["local activity keeping its task alive (completions sent)"] = activity_log_.keep_alive_completions;
   }
+  if (activity_log_.held_results_answered > 0) {
+    kinds_["activity results held with their workflow task, acknowledged by its answer"] =
+        activity_log_.held_results_answered;
+  }
+  if (activity_log_.held_results_reported_again > 0) {
+    kinds_["activity results held with their workflow task, reported again after its answer was lost"] =
+        activity_log_.held_results_reported_again;
+  }
   if (server_.crashes_with_held_starts() > 0) {
     kinds_["engine crashes with task starts held in memory"] = server_.crashes_with_held_starts();
     kinds_["executions whose held task starts a crash lost"] = server_.held_starts_lost();

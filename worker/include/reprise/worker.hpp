@@ -94,9 +94,10 @@ struct WorkerOptions {
   // with no poll (one round trip and one durable write fewer).
   bool eager_activities = true;
   // Eager workflow tasks: an activity of a workflow this worker holds in its
-  // cache, finishing while a workflow thread is free, asks the server for
-  // the workflow task its result wakes in the same reply, and runs it with
-  // no poll. Needs cache_size > 0.
+  // cache asks the server for the workflow task its result wakes in the
+  // same reply, and runs it with no poll (waiting for a workflow thread if
+  // none is free, unless workflow_threads tasks wait already). Needs
+  // cache_size > 0.
   bool eager_workflow_tasks = true;
   // Where the worker counts what it does: task slots used, the sticky
   // cache's size, hits and misses, replays, activity latency and failures,
@@ -142,11 +143,16 @@ class REPRISE_EXPORT Worker {
   // logged (the attempt times out and is retried).
   std::function<void()> activity_job(std::shared_ptr<const v1::PollActivityTaskResponse> task);
   // A workflow or query task as a job for the workflow pool; a failure to
-  // answer is logged (the task times out and comes back).
-  std::function<void()> workflow_job(std::shared_ptr<const v1::PollWorkflowTaskResponse> task);
+  // answer is logged (the task times out and comes back), then
+  // `if_unanswered` runs, if set.
+  std::function<void()> workflow_job(std::shared_ptr<const v1::PollWorkflowTaskResponse> task,
+                                     std::function<void()> if_unanswered = {});
   // Reports an activity's outcome (CompleteActivity, FailActivity), asking
   // for the workflow task it wakes when this worker holds the workflow and
-  // a workflow thread is free, and runs that task if the server started it.
+  // a workflow thread can be held for it, and runs that task if the server
+  // started it.
+  // A result the server held with that task (result_held) is reported again
+  // if the task's answer does not get through.
   template <typename Request, typename Report>
   void report_outcome(Request request, const std::string& run_id, Report report);
   class EagerSlots;  // worker/eager_slots.hpp
