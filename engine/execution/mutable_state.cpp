@@ -438,6 +438,13 @@ Result<Applied> MutableState::fire_timer(const internal::TimerTask& t) {
   }
 }
 
+bool MutableState::stale_already(const TimerRecord& timer) const {
+  if (closed()) return true;
+  internal::TimerTask task;
+  if (!task.ParseFromString(timer.payload)) return false;
+  return task.kind() == internal::TimerTask::KIND_WORKFLOW_TASK_TIMEOUT && !times_out_running_task(task);
+}
+
 Applied MutableState::stale() {
   stale_ = true;
   return Applied::kStale;
@@ -489,6 +496,9 @@ Result<Transition> MutableState::finish(history::EventBatchCodec& codec) {
     for (const auto& d : digests) t.add_blob_refs.push_back({d, key_});
   }
   t.add_tasks = std::move(tasks_);
+  // Not written: each would only be deleted when it came due (a held
+  // start's timeout, committed with the task's completion, say).
+  std::erase_if(timers_, [this](const TimerRecord& timer) { return stale_already(timer); });
   t.add_timers = std::move(timers_);
   if (version_ == 0 || became_closed_) {
     VisibilityRecord v;

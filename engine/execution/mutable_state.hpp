@@ -371,6 +371,13 @@ class MutableState {
   Status apply_command(const v1::Command& command, int64_t completed_event_id, size_t index);
   // Workflow task timers (workflow_tasks.cpp).
   Result<Applied> time_out_workflow_task(const internal::TimerTask& timer);
+  // Whether the workflow task timeout `timer` is for the task running now
+  // (started, same scheduled event and attempt). Once not, it never is
+  // again: a task that ends is never started again under the same ids.
+  bool times_out_running_task(const internal::TimerTask& timer) const;
+  // A timer this transition already made stale: the run closed (its timers
+  // go with the close), or the workflow task it times out ended in it.
+  bool stale_already(const TimerRecord& timer) const;
   Result<Applied> time_out_sticky_task(const internal::TimerTask& timer);
   Result<Applied> retry_workflow_task(const internal::TimerTask& timer);
   // Activities (activities.cpp): the commands, the timers, the outcomes.

@@ -348,12 +348,15 @@ Status MutableState::fail_workflow_task(const internal::TaskToken& token, const 
 
 // --- workflow task timers ---
 
+bool MutableState::times_out_running_task(const internal::TimerTask& t) const {
+  if (!state_.has_workflow_task()) return false;
+  const auto& wt = state_.workflow_task();
+  return wt.scheduled_event_id() == t.scheduled_event_id() && wt.attempt() == t.attempt() && wt.started_event_id() != 0;
+}
+
 Result<Applied> MutableState::time_out_workflow_task(const internal::TimerTask& t) {
-  if (!state_.has_workflow_task()) return stale();
+  if (!times_out_running_task(t)) return stale();
   const auto wt = state_.workflow_task();
-  if (wt.scheduled_event_id() != t.scheduled_event_id() || wt.attempt() != t.attempt() || wt.started_event_id() == 0) {
-    return stale();
-  }
   if (!wt.transient()) {  // a transient attempt's timeout leaves no trace
     v1::HistoryEvent e;
     auto* a = e.mutable_workflow_task_timed_out();

@@ -279,6 +279,8 @@ TEST_F(EngineTest, PendingTasksAndTimersSurviveARestart) {
 }
 
 TEST_F(EngineTest, StaleTimersAreDroppedWithoutRewritingTheExecution) {
+  // Every start committed before its hand-out: with its timeout's row.
+  restart([](EngineOptions& o) { o.max_held_start = 0ms; });
   ASSERT_TRUE(start("quick-1").is_ok());
   auto task = poll_workflow();  // arms a 10 s workflow-task timeout
   // The workflow waits on: the timeout's row stays, stale (a run that closed
@@ -295,6 +297,16 @@ TEST_F(EngineTest, StaleTimersAreDroppedWithoutRewritingTheExecution) {
   }
   EXPECT_TRUE(store_->due_timers(from_unix_nanos(INT64_MAX), 10)->empty()) << "the stale row is gone";
   EXPECT_EQ(store_->get_execution(key)->version, version) << "and the execution was not rewritten";
+}
+
+// A held start commits with its task's completion, which makes the task's
+// timeout stale in the same transition: no row is written for it, and
+// none is left to drop when it would have come due.
+TEST_F(EngineTest, AHeldStartsTimeoutIsNotWrittenWhenItsTaskCompletesInTheSameCommit) {
+  ASSERT_TRUE(start("quick-2").is_ok());
+  auto task = poll_workflow();
+  ASSERT_TRUE(complete(task.task_token(), {}).is_ok());  // the workflow waits on
+  EXPECT_TRUE(store_->due_timers(from_unix_nanos(INT64_MAX), 10)->empty());
 }
 
 // A workflow at --max-pending-activities: the task that would schedule one
