@@ -79,6 +79,10 @@ void Engine::hold_result_with(MutableState& ms, MutableState::EagerWorkflowTask&
               {{"workflow_id", eager.execution.workflow_id}, {"error", s.to_string()}});
     return;
   }
+  // More than a page: the next page's token would carry the held events
+  // (the result with them) and could outgrow what a token may hold.
+  // Committed instead, the token carries only the started event.
+  if (!task.next_page_token().empty()) return;
   eager.task = std::move(task);
   eager.held = true;
   ms.request_hold();
@@ -388,7 +392,12 @@ void Engine::complete_activity(v1::CompleteActivityRequest request, Reply<v1::Co
         on_task_token<v1::CompleteActivityResponse, Eager>(
             request.task_token(), refs,
             [this, request](MutableState& ms, const internal::TaskToken& t) -> Result<Eager> {
-              REPRISE_RETURN_IF_ERROR(ms.complete_activity(t, request.result(), request.identity()));
+              Status recorded = ms.complete_activity(t, request.result(), request.identity());
+              // Reported again while still held with its workflow task (the
+              // task's answer was lost on its way): committing the held
+              // change records it, and answers this report.
+              if (recorded.code() == StatusCode::kNotFound && ms.holds_result_of(t, request.result())) return Eager{};
+              REPRISE_RETURN_IF_ERROR(recorded);
               Eager eager = eager_after_activity(ms, request.eager_workflow_task_queue(), request.identity());
               if (eager && request.hold_with_workflow_task()) hold_result_with(ms, *eager);
               return eager;

@@ -2,9 +2,11 @@
 // thread, its heartbeats sent by a throttling sender, and its outcome
 // (completed, failed, canceled, or failed as retryable when the worker shuts
 // down under it) reported on its task token.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 #include <type_traits>
 
 #include "history/status.hpp"
@@ -60,18 +62,28 @@ void Worker::report_outcome(Request request, const std::string& run_id, Report r
     if (answer.result_held()) {
       // Only the task's answer commits the result; when that answer is lost
       // (the server restarted, the connection dropped), the result is sent
-      // again on its own. NOT_FOUND then: it was committed after all, or the
-      // attempt is over.
+      // again on its own, through a restart of the server (UNAVAILABLE) for
+      // up to a minute. NOT_FOUND then: the attempt is over (timed out, or
+      // its start was lost with the result and it runs again).
       request.clear_eager_workflow_task_queue();
       request.clear_hold_with_workflow_task();
       report_again = [this, request = std::move(request)] {
-        try {
-          connection_->complete_activity(request);
-        } catch (const RpcError& e) {
-          if (e.code() != static_cast<int>(StatusCode::kNotFound)) {
-            std::fprintf(stderr, "reprise worker: activity result held with its workflow task not reported: %s\n",
-                         e.what());
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+        for (std::chrono::milliseconds wait(100);; wait = std::min(wait * 2, std::chrono::milliseconds(2000))) {
+          try {
+            return connection_->complete_activity(request);
+          } catch (const RpcError& e) {
+            const bool again = e.code() == static_cast<int>(StatusCode::kUnavailable) && !stopping_ &&
+                               std::chrono::steady_clock::now() + wait < give_up;
+            if (!again) {
+              if (e.code() != static_cast<int>(StatusCode::kNotFound)) {
+                std::fprintf(stderr, "reprise worker: activity result held with its workflow task not reported: %s\n",
+                             e.what());
+              }
+              return;
+            }
           }
+          std::this_thread::sleep_for(wait);
         }
       };
     }

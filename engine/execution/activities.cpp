@@ -1,5 +1,7 @@
 // Activities: scheduled and canceled by commands, started by a poll,
 // heartbeats, their retry and timeout timers, and their outcomes with retries.
+#include <google/protobuf/util/message_differencer.h>
+
 #include <algorithm>
 
 #include "engine/execution/mutable_state.hpp"
@@ -329,6 +331,22 @@ Status MutableState::complete_activity(const internal::TaskToken& token, const v
   a->set_identity(identity);
   close_activity(token.scheduled_event_id(), std::move(e));
   return Status::ok();
+}
+
+bool MutableState::holds_result_of(const internal::TaskToken& token, const v1::Payloads& result) const {
+  if (!resumed_held_) return false;
+  int64_t attempt = 0;
+  for (const v1::HistoryEvent& e : builder_.events()) {
+    if (e.has_activity_task_started() && e.activity_task_started().scheduled_event_id() == token.scheduled_event_id()) {
+      attempt = e.activity_task_started().attempt();
+    }
+    if (e.has_activity_task_completed() &&
+        e.activity_task_completed().scheduled_event_id() == token.scheduled_event_id()) {
+      return attempt == token.attempt() &&
+             google::protobuf::util::MessageDifferencer::Equals(e.activity_task_completed().result(), result);
+    }
+  }
+  return false;
 }
 
 bool MutableState::should_retry(const internal::ActivityInfo& activity, const v1::Failure& failure) const {

@@ -286,6 +286,10 @@ class MutableState {
   // task"). Only for a change only_started_tasks() allows otherwise.
   void request_hold() { hold_requested_ = true; }
   bool hold_requested() const { return hold_requested_; }
+  // Whether the held change this transition resumed records `result` as
+  // the outcome of the attempt `token` names: a result reported again
+  // while it is still held, whose commit is then the report's answer.
+  bool holds_result_of(const internal::TaskToken& token, const v1::Payloads& result) const;
 
  private:
   MutableState(ExecutionKey key, internal::ExecutionState state, int64_t version, int64_t next_event_id, TimePoint now,

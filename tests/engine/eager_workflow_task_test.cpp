@@ -277,6 +277,66 @@ TEST_F(EagerWorkflowTaskTest, AHeldResultLostInACrashIsRecordedOnceWhenReportedA
   expect_hello_history("crash");
 }
 
+// The task's answer is lost on its way and the worker reports the result
+// again while the engine still holds it: that report commits it. The same
+// token with another result is still refused.
+TEST_F(EagerWorkflowTaskTest, AResultReportedAgainWhileStillHeldIsCommittedByThatReport) {
+  auto activity = start_and_schedule("again");
+  auto reply = complete_activity(activity.task_token(), kSticky, true);
+  ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+  ASSERT_TRUE(reply->result_held());
+  v1::CompleteActivityRequest other;
+  other.set_task_token(activity.task_token());
+  other.mutable_result()->add_payloads()->set_data("another result");
+  EXPECT_EQ(call(&Engine::complete_activity, other).status().code(), StatusCode::kNotFound);
+  auto again = complete_activity(activity.task_token(), "");
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_FALSE(again->result_held());
+  restart();  // what is held is lost; what the report committed is not
+  const std::vector<v1::EventType> history = stored("again");
+  ASSERT_EQ(history.size(), 9u);
+  EXPECT_EQ(history[6], v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+  EXPECT_EQ(history[8], v1::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  ASSERT_TRUE(complete(reply->workflow_task().task_token(), {complete_with("Hello, world!")}).is_ok());
+  expect_hello_history("again");
+}
+
+// A task whose history is more than one page is not held with its result:
+// the next page's token would carry the held events, the result with them,
+// past what a token may hold (4 KiB).
+TEST_F(EagerWorkflowTaskTest, AResultIsNotHeldWhenItsTasksHistoryIsMoreThanOnePage) {
+  ASSERT_TRUE(start("long").is_ok());
+  auto first = poll_workflow();
+  v1::CompleteWorkflowTaskRequest r;
+  r.set_task_token(first.task_token());
+  r.set_identity("w1");
+  for (int i = 0; i < 1000; ++i) {
+    v1::Command marker;
+    marker.set_command_type(v1::COMMAND_TYPE_RECORD_MARKER);
+    marker.mutable_record_marker()->set_marker_name("m" + std::to_string(i));
+    *r.add_commands() = std::move(marker);
+  }
+  v1::Command c = schedule_greet();
+  c.mutable_schedule_activity_task()->set_request_eager_execution(true);
+  *r.add_commands() = std::move(c);
+  r.mutable_sticky_attributes()->mutable_worker_task_queue()->set_name(kSticky);
+  auto scheduled = call(&Engine::complete_workflow_task, r);
+  ASSERT_TRUE(scheduled.is_ok()) << scheduled.status().to_string();
+  ASSERT_EQ(scheduled->activity_tasks_size(), 1);
+  v1::CompleteActivityRequest done;
+  done.set_task_token(scheduled->activity_tasks(0).task_token());
+  done.set_identity("w1");
+  done.mutable_result()->add_payloads()->set_data(std::string(5000, 'x'));
+  done.set_eager_workflow_task_queue(kSticky);
+  done.set_hold_with_workflow_task(true);
+  auto reply = call(&Engine::complete_activity, done);
+  ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+  EXPECT_FALSE(reply->result_held()) << "committed instead";
+  ASSERT_FALSE(reply->workflow_task().task_token().empty()) << "and handed out all the same";
+  ASSERT_FALSE(reply->workflow_task().next_page_token().empty());
+  EXPECT_LE(reply->workflow_task().next_page_token().size(), 4096u);
+}
+
 Result<v1::StartWorkflowResponse> start_eagerly(EngineTest& test, const std::string& id,
                                                 const std::string& request_id) {
   v1::StartWorkflowRequest r;
