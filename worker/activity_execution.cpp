@@ -40,7 +40,7 @@ void Worker::report_outcome(Request request, const std::string& run_id, Report r
   // The workflow's next task comes to this worker's sticky queue only while
   // it holds the workflow; a thread is held for it before asking. With every
   // thread busy, the task may wait for one here, as it would in the sticky
-  // queue, but no more tasks wait so than there are threads.
+  // queue, but at most as many tasks wait so as there are threads.
   const bool ask = options_.eager_workflow_tasks && options_.cache_size > 0 && workflow_pool_ != nullptr &&
                    cache_->holds(run_id) && workflow_pool_->try_reserve(options_.workflow_threads);
   if (ask) {

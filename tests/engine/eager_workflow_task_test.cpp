@@ -65,6 +65,15 @@ class EagerWorkflowTaskTest : public EngineTest {
     return h.is_ok() ? types(h->history()) : std::vector<v1::EventType>();
   }
 
+  // The held change of a hello run is stored: its history runs up to the
+  // second task's start, with the activity's result before it.
+  void expect_held_change_stored(const std::string& id) {
+    const std::vector<v1::EventType> history = stored(id);
+    ASSERT_EQ(history.size(), 9u);
+    EXPECT_EQ(history[6], v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+    EXPECT_EQ(history[8], v1::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  }
+
   // The whole hello history, ids 1 to 11 in order, the result once.
   void expect_hello_history(const std::string& id) {
     v1::GetHistoryRequest r;
@@ -246,10 +255,7 @@ TEST_F(EagerWorkflowTaskTest, AHeldResultWhoseTaskIsNotAnsweredCommitsAfterMaxHe
   for (int i = 0; i < 200 && stored("slow").back() != v1::EVENT_TYPE_WORKFLOW_TASK_STARTED; ++i) {
     std::this_thread::sleep_for(50ms);
   }
-  const std::vector<v1::EventType> history = stored("slow");
-  ASSERT_EQ(history.size(), 9u);
-  EXPECT_EQ(history[6], v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
-  EXPECT_EQ(history[8], v1::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  expect_held_change_stored("slow");
   // The late answer still completes the task, whose start is now stored.
   ASSERT_TRUE(complete(reply->workflow_task().task_token(), {complete_with("Hello, world!")}).is_ok());
   expect_hello_history("slow");
@@ -293,10 +299,7 @@ TEST_F(EagerWorkflowTaskTest, AResultReportedAgainWhileStillHeldIsCommittedByTha
   ASSERT_TRUE(again.is_ok()) << again.status().to_string();
   EXPECT_FALSE(again->result_held());
   restart();  // what is held is lost; what the report committed is not
-  const std::vector<v1::EventType> history = stored("again");
-  ASSERT_EQ(history.size(), 9u);
-  EXPECT_EQ(history[6], v1::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
-  EXPECT_EQ(history[8], v1::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  expect_held_change_stored("again");
   ASSERT_TRUE(complete(reply->workflow_task().task_token(), {complete_with("Hello, world!")}).is_ok());
   expect_hello_history("again");
 }
